@@ -1,0 +1,33 @@
+#pragma once
+// Defaults of the VM mutating webhook (KubeVirt vm-mutator.go and pkg/defaults/defaults.go
+// SetVirtualMachineDefaults).
+#include <string>
+#include <string_view>
+
+#include "vmgate/admission/cluster.hpp"
+#include "vmgate/admission/json.hpp"
+
+namespace vmgate::admission::defaults {
+
+/// CREATE: spec.template.spec.domain.firmware.{uuid,serial} when empty. KubeVirt draws random
+/// UUIDs; admission is pure, so vmgate derives name-based (v5) UUIDs from metadata.uid when the
+/// apiserver sent one, else from namespace/name: the same VM always gets the same answer.
+void set_vm_firmware_ids(json::Value& vm, std::string_view namespace_name, json::Allocator& allocator);
+
+/// Architecture: a dataVolumeTemplate's DataSource label template.kubevirt.io/architecture
+/// (following one nested DataSource), else the cluster default; a user-set arch is kept.
+void set_vm_architecture(json::Value& vm, std::string_view namespace_name, const ClusterView& cluster,
+                         json::Allocator& allocator);
+
+/// spec.template.spec.domain.machine.type when empty: the cluster's type for the arch.
+void set_vm_machine_type(json::Value& vm, const ClusterConfig& config, json::Allocator& allocator);
+
+/// pkg/defaults SupportsPCIeHotplug: amd64/arm64 (or unset) with a q35/virt machine type.
+bool supports_pcie_hotplug(const json::Value& vmi_spec);
+/// metadata.annotations["kubevirt.io/pci-topology-version"] = "v3" when absent.
+void set_pci_topology_version(json::Value& metadata, json::Allocator& allocator);
+
+/// A name-based UUID (RFC 4122 version 5) of `name` in vmgate's namespace.
+std::string name_based_uuid(std::string_view name);
+
+}  // namespace vmgate::admission::defaults

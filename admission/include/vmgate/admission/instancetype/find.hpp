@@ -1,0 +1,36 @@
+#pragma once
+// Resolving a VM's instancetype and preference matchers to specs
+// (KubeVirt pkg/instancetype/find/spec.go, pkg/instancetype/preference/find/spec.go).
+#include <string>
+#include <string_view>
+
+#include "vmgate/admission/cluster.hpp"
+#include "vmgate/admission/json.hpp"
+#include "vmgate/admission/result.hpp"
+
+namespace vmgate::admission::instancetype {
+
+enum class MatcherType { instancetype, preference };
+
+/// Matcher kind → object kind, lower-cased comparison, singular or plural, empty = cluster kind.
+/// CRD short names are NOT accepted, as in KubeVirt.
+/// Error: "got unexpected kind in InstancetypeMatcher: %s" / "...PreferenceMatcher: %s".
+Result<ObjectKind> matcher_kind(MatcherType type, std::string_view kind);
+
+/// A resolved spec: points into the cluster's storage (object's `spec`, or a ControllerRevision's
+/// embedded object's `spec`). `kind` and `name` identify what was found, for annotations.
+struct FoundSpec {
+  const json::Value* spec = nullptr;
+  ObjectKind kind = ObjectKind::cluster_instancetype;
+  std::string name;
+};
+
+/// Finds the spec for `vm.spec.instancetype` / `vm.spec.preference`: revisionName first, then a
+/// status.*Ref.controllerRevisionRef whose object-name label matches, then the live object.
+/// Returns a FoundSpec with spec == nullptr when the VM has no such matcher (or only
+/// inferFromVolume). Errors use the API server's words:
+///   `virtualmachineclusterinstancetypes.instancetype.kubevirt.io "u1.small" not found`.
+Result<FoundSpec> find_spec(MatcherType type, const json::Value& vm, std::string_view namespace_name,
+                            const ClusterView& cluster);
+
+}  // namespace vmgate::admission::instancetype

@@ -1,0 +1,77 @@
+#pragma once
+// The one way project code includes RapidJSON.
+//
+// RapidJSON's default RAPIDJSON_ASSERT is assert(): compiled out in Release, so calling
+// GetString() on a number would be undefined behaviour. Every translation unit gets the same
+// throwing definition instead (one definition: no ODR split between TUs), and valijson's
+// RapidJSON adapter, which wants to define its own, is included only after this header.
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace vmgate::json_detail {
+[[noreturn]] void rapidjson_assertion_failed(const char* expression);
+}  // namespace vmgate::json_detail
+
+#ifndef RAPIDJSON_ASSERT
+#define RAPIDJSON_ASSERT(x) \
+  ((x) ? static_cast<void>(0) : ::vmgate::json_detail::rapidjson_assertion_failed(#x))
+#endif
+#ifndef RAPIDJSON_HAS_STDSTRING
+#define RAPIDJSON_HAS_STDSTRING 1
+#endif
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace vmgate::json {
+
+using Value = rapidjson::Value;
+using Document = rapidjson::Document;
+using Allocator = rapidjson::Document::AllocatorType;
+
+/// Raised by RAPIDJSON_ASSERT: a bug in vmgate (a type not checked before use), never input.
+class MisuseError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+/// Member `key` of `object`, or nullptr when `object` is not an object or has no such member.
+const Value* find(const Value& object, std::string_view key);
+Value* find(Value& object, std::string_view key);
+
+/// Follows object keys from `root`; nullptr as soon as one step is missing or not an object.
+const Value* find_path(const Value& root, std::initializer_list<std::string_view> keys);
+Value* find_path(Value& root, std::initializer_list<std::string_view> keys);
+
+/// Typed reads that return nullptr / empty when the member is absent or of another type.
+const Value* find_object(const Value& object, std::string_view key);
+const Value* find_array(const Value& object, std::string_view key);
+std::string_view find_string(const Value& object, std::string_view key);
+/// True when the member exists and is not null (Go: a non-nil pointer).
+bool has(const Value& object, std::string_view key);
+/// True when the member is absent, null, "" , 0 or false (Go: the zero value).
+bool is_zero(const Value* value);
+
+/// Member `key` of `object`, created as {} when absent or null. `object` must be an object.
+Value& ensure_object(Value& object, std::string_view key, Allocator& allocator);
+/// Member `key` of `object`, created as [] when absent or null.
+Value& ensure_array(Value& object, std::string_view key, Allocator& allocator);
+/// Sets (adds or replaces) member `key` to `value`, which is moved from.
+void set(Value& object, std::string_view key, Value&& value, Allocator& allocator);
+void set_string(Value& object, std::string_view key, std::string_view text, Allocator& allocator);
+/// Removes member `key` if present.
+void erase(Value& object, std::string_view key);
+
+Value make_string(std::string_view text, Allocator& allocator);
+Value copy(const Value& value, Allocator& allocator);
+std::string_view as_view(const Value& string_value);
+
+/// Compact serialisation (RapidJSON's Writer; UTF-8 passes through).
+std::string to_string(const Value& value);
+
+/// Deep equality (object members compared by key, independent of order).
+bool equal(const Value& a, const Value& b);
+
+}  // namespace vmgate::json

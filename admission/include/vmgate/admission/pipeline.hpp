@@ -1,0 +1,71 @@
+#pragma once
+// The admission pipeline: the four webhook stages and the full chain that `vmgate check`
+// runs (VM: mutate, validate, expand; VMI: mutate, validate). Pure: no I/O, no clocks.
+// Thread-safety: every function is re-entrant; a Pipeline is immutable after construction
+// and may be shared between threads.
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "vmgate/admission/cluster.hpp"
+#include "vmgate/admission/field_error.hpp"
+#include "vmgate/admission/json.hpp"
+
+namespace vmgate::admission {
+
+enum class Operation { create, update };
+enum class Resource { virtual_machine, virtual_machine_instance };
+
+std::string_view to_string(Operation operation);  // "CREATE", "UPDATE"
+
+struct Request {
+  Resource resource = Resource::virtual_machine;
+  Operation operation = Operation::create;
+  /// The request's namespace; used when the object's metadata carries none.
+  std::string namespace_name = "default";
+  const json::Value* object = nullptr;      // required
+  const json::Value* old_object = nullptr;  // UPDATE only
+  /// The requesting user is a KubeVirt service account (status updates are theirs).
+  bool from_kubevirt_service_account = false;
+};
+
+/// Result of a mutating stage. When the verdict denies, `mutated` is Null and `patch` is [].
+struct MutationOutcome {
+  Verdict verdict;
+  json::Document mutated;
+  json::Document patch;  // minimal RFC 6902 patch: object -> mutated
+};
+
+/// Result of the whole chain for one object (what `vmgate check` prints).
+struct Outcome {
+  Verdict verdict;
+  json::Document admitted;  // after the mutating stage; Null when the mutating stage denied
+  json::Document patch;     // object -> admitted ([] when nothing changed or denied)
+  json::Document expanded;  // VM: the VMI that would be launched; Null for a VMI or a denial
+};
+
+class Pipeline {
+ public:
+  Pipeline();
+  ~Pipeline();
+  Pipeline(Pipeline&&) noexcept;
+  Pipeline& operator=(Pipeline&&) noexcept;
+
+  /// /virtualmachines-mutate and /virtualmachineinstances-mutate.
+  [[nodiscard]] MutationOutcome mutate(const Request& request, const ClusterView& cluster) const;
+  /// /virtualmachines-validate and /virtualmachineinstances-validate, on the object as stored
+  /// (after mutation). Warnings are part of the verdict.
+  [[nodiscard]] Verdict validate(const Request& request, const ClusterView& cluster) const;
+  /// The VirtualMachineInstance that the VM controller would create from an admitted VM:
+  /// instancetype, then preference, then VMI defaults, with the kubevirt.io/*-name annotations.
+  [[nodiscard]] Result<json::Document> expand(const json::Value& vm, std::string_view namespace_name,
+                                              const ClusterView& cluster) const;
+  /// mutate → validate (→ expand), as kube-apiserver chains the webhooks.
+  [[nodiscard]] Outcome admit(const Request& request, const ClusterView& cluster) const;
+
+ private:
+  struct Impl;  // the parsed structural schemas (valijson), built once
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vmgate::admission

@@ -1,0 +1,47 @@
+#pragma once
+// Validation rules shared by the VM and VMI validating webhooks. Each takes the VMI spec and the
+// field path of that spec ("spec" for a VMI, "spec.template.spec" for a VM) and returns causes in
+// KubeVirt's words (vmi-create-admitter.go and the storage/network admitters it calls).
+#include "vmgate/admission/cluster.hpp"
+#include "vmgate/admission/field_error.hpp"
+#include "vmgate/admission/json.hpp"
+
+namespace vmgate::admission::validation {
+
+/// Quantity syntax of resources.{requests,limits}.*, memory.{guest,maxGuest}: a bad quantity is a
+/// cause naming its field, never a silent default.
+ErrorList validate_quantities(const json::Value& spec, const FieldPath& path);
+/// hostname (DNS label) and subdomain (DNS subdomain).
+ErrorList validate_dns_names(const json::Value& spec, const FieldPath& path);
+/// Memory requests/limits: non-negative, requests ≥ 1M, requests ≤ limits; guest ≤ limits unless LiveUpdate.
+ErrorList validate_memory(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// domain.machine.type against the arch's emulated-machine globs.
+ErrorList validate_machine_type(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// CPU requests/limits, isolateEmulatorThread, dedicated CPU threads, NUMA passthrough.
+ErrorList validate_cpu(const json::Value& spec, const FieldPath& path);
+/// Interfaces ↔ networks by name, unique network and interface names.
+ErrorList validate_network_names(const json::Value& spec, const FieldPath& path);
+/// Disks: unique names, one target, known bus, disk → volume, boot order.
+ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// Volumes: unique names.
+ErrorList validate_volumes(const json::Value& spec, const FieldPath& path);
+/// Input devices: bus virtio/usb, type tablet.
+ErrorList validate_inputs(const json::Value& spec, const FieldPath& path);
+/// ioThreadsPolicy ∈ {shared, auto, supplementalPool}.
+ErrorList validate_io_threads_policy(const json::Value& spec, const FieldPath& path);
+/// EFI and BIOS exclusive; Secure Boot requires SMM (unless TDX).
+ErrorList validate_firmware(const json::Value& spec, const FieldPath& path);
+/// Host devices need the HostDevices feature gate.
+ErrorList validate_host_devices(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+
+/// ValidateVirtualMachineInstanceSpec: every rule above, plus CPU feature policies and hugepages,
+/// in KubeVirt's order.
+ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+
+/// VMI CREATE only: volumes need a disk, memory is mandatory, reserved labels, per-arch rules.
+ErrorList validate_vmi_only(const json::Value& vmi, const ClusterConfig& config, bool from_kubevirt_service_account);
+
+/// VirtualMachine spec: template present, run strategy, dataVolumeTemplates, then the template spec.
+ErrorList validate_vm_spec(const json::Value& vm, std::string_view namespace_name, const ClusterConfig& config);
+
+}  // namespace vmgate::admission::validation

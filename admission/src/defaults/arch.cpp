@@ -1,0 +1,72 @@
+// Reads/writes: spec.architecture, spec.domain.devices.{disks[*].{disk,cdrom,lun}.bus, watchdog},
+// spec.domain.firmware.bootloader.efi, spec.domain.cpu.model.
+// Follows pkg/defaults/amd64.go, arm64.go and s390x.go: the default disk bus is sata on amd64
+// (a KubeVirt choice users often do not expect) and virtio elsewhere.
+#include "vmgate/admission/defaults/vmi.hpp"
+#include "vmgate/admission/spec.hpp"
+
+namespace vmgate::admission::defaults {
+
+namespace {
+
+void set_disk_buses(json::Value& vmi_spec, std::string_view bus, json::Allocator& allocator) {
+  json::Value* disks = json::find_path(vmi_spec, {"domain", "devices", "disks"});
+  if (disks == nullptr || !disks->IsArray()) {
+    return;
+  }
+  for (json::Value& disk : disks->GetArray()) {
+    for (std::string_view target : {"disk", "cdrom", "lun"}) {
+      json::Value* device = json::find(disk, target);
+      if (device != nullptr && device->IsObject() && spec::empty_string(*device, "bus")) {
+        json::set_string(*device, "bus", bus, allocator);
+      }
+    }
+  }
+}
+
+void set_amd64_watchdog(json::Value& vmi_spec, json::Allocator& allocator) {
+  json::Value* watchdog = json::find_path(vmi_spec, {"domain", "devices", "watchdog"});
+  if (watchdog == nullptr || !watchdog->IsObject()) {
+    return;
+  }
+  json::Value& i6300esb = json::ensure_object(*watchdog, "i6300esb", allocator);
+  if (spec::empty_string(i6300esb, "action")) {
+    json::set_string(i6300esb, "action", "reset", allocator);
+  }
+}
+
+void set_arm64_defaults(json::Value& vmi_spec, json::Allocator& allocator) {
+  json::Value& domain = spec::domain(vmi_spec, allocator);
+  json::Value& cpu = json::ensure_object(domain, "cpu", allocator);
+  if (spec::empty_string(cpu, "model")) {
+    json::set_string(cpu, "model", "host-passthrough", allocator);
+  }
+  json::Value* firmware = json::find(domain, "firmware");
+  const json::Value* bootloader = firmware != nullptr ? json::find(*firmware, "bootloader") : nullptr;
+  if (bootloader == nullptr || bootloader->IsNull()) {
+    json::Value& fw = json::ensure_object(domain, "firmware", allocator);
+    json::Value& loader = json::ensure_object(fw, "bootloader", allocator);
+    json::set(loader, "efi", json::Value(rapidjson::kObjectType), allocator);
+  }
+  json::Value* efi = json::find_path(domain, {"firmware", "bootloader", "efi"});
+  if (efi != nullptr && efi->IsObject() && spec::unset(*efi, "secureBoot")) {
+    json::set(*efi, "secureBoot", json::Value(false), allocator);
+  }
+  set_disk_buses(vmi_spec, "virtio", allocator);
+}
+
+}  // namespace
+
+void set_arch_defaults(json::Value& vmi_spec, json::Allocator& allocator) {
+  const std::string_view arch = json::find_string(vmi_spec, "architecture");
+  if (arch == "arm64") {
+    set_arm64_defaults(vmi_spec, allocator);
+  } else if (arch == "s390x") {
+    set_disk_buses(vmi_spec, "virtio", allocator);
+  } else {
+    set_disk_buses(vmi_spec, "sata", allocator);
+    set_amd64_watchdog(vmi_spec, allocator);
+  }
+}
+
+}  // namespace vmgate::admission::defaults

@@ -1,0 +1,73 @@
+// The VMI CREATE mutation in KubeVirt's order: vmi-mutator.go Mutate/ApplyNewVMIMutations and
+// pkg/defaults/defaults.go SetDefaultVirtualMachineInstance.
+#include "vmgate/admission/cpu/model.hpp"
+#include "vmgate/admission/defaults/vm.hpp"
+#include "vmgate/admission/defaults/vmi.hpp"
+#include "vmgate/admission/spec.hpp"
+
+namespace vmgate::admission::defaults {
+
+namespace {
+
+void set_status(json::Value& vmi, const ClusterConfig& config, json::Allocator& allocator) {
+  json::Value& status = json::ensure_object(vmi, "status", allocator);
+  const json::Value* spec_value = json::find(vmi, "spec");
+  const json::Value* guest = spec_value != nullptr ? json::find_path(*spec_value, {"domain", "memory", "guest"}) : nullptr;
+  if (guest != nullptr && !guest->IsNull() && spec::unset(status, "memory")) {
+    json::Value memory(rapidjson::kObjectType);
+    memory.AddMember("guestAtBoot", json::copy(*guest, allocator), allocator);
+    memory.AddMember("guestCurrent", json::copy(*guest, allocator), allocator);
+    memory.AddMember("guestRequested", json::copy(*guest, allocator), allocator);
+    json::set(status, "memory", std::move(memory), allocator);
+  }
+  const json::Value* cpu = spec_value != nullptr ? json::find_path(*spec_value, {"domain", "cpu"}) : nullptr;
+  if (cpu != nullptr && cpu->IsObject() && spec::unset(status, "currentCPUTopology")) {
+    json::Value topology(rapidjson::kObjectType);
+    for (std::string_view count : {"cores", "sockets", "threads"}) {
+      topology.AddMember(json::make_string(count, allocator), json::Value(spec::uint_or_zero(*cpu, count)),
+                         allocator);
+    }
+    json::set(status, "currentCPUTopology", std::move(topology), allocator);
+  }
+  json::set_string(status, "phase", "Pending", allocator);
+  if (!config.feature_gate_enabled("Root")) {
+    json::set(status, "runtimeUser", json::Value(107), allocator);
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> apply_vmi_create_defaults(json::Value& vmi, std::string_view namespace_name,
+                                                     const ClusterConfig& config, json::Allocator& allocator) {
+  if (!vmi.IsObject()) {
+    return std::nullopt;
+  }
+  json::Value& spec_value = json::ensure_object(vmi, "spec", allocator);
+  if (auto error = set_spec_defaults(spec_value, config, allocator)) {
+    return error;
+  }
+  const json::Value* metadata = json::find_object(vmi, "metadata");
+  std::string seed;
+  if (std::string_view uid = metadata != nullptr ? json::find_string(*metadata, "uid") : ""; !uid.empty()) {
+    seed = "uid:" + std::string(uid);
+  } else {
+    seed = "vmi:" + std::string(namespace_name) + "/" +
+           std::string(metadata != nullptr ? json::find_string(*metadata, "name") : "");
+  }
+  set_object_defaults(spec_value, seed, allocator);
+  set_arch_defaults(spec_value, allocator);
+  cpu::set_default_model(spec_value, config, allocator);
+  // KubeVirt records status.memory and currentCPUTopology before enabling hotplug.
+  set_status(vmi, config, allocator);
+  set_hotplug_defaults(*json::find(vmi, "spec"), config, allocator);
+
+  json::Value& meta = json::ensure_object(vmi, "metadata", allocator);
+  if (supports_pcie_hotplug(*json::find(vmi, "spec"))) {
+    set_pci_topology_version(meta, allocator);
+  }
+  json::Value& finalizers = json::ensure_array(*json::find(vmi, "metadata"), "finalizers", allocator);
+  finalizers.PushBack(json::make_string("kubevirt.io/foregroundDeleteVirtualMachine", allocator), allocator);
+  return std::nullopt;
+}
+
+}  // namespace vmgate::admission::defaults

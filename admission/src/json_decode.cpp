@@ -1,0 +1,391 @@
+#include "vmgate/admission/json_decode.hpp"
+
+// After json.hpp (through json_decode.hpp): RapidJSON must see vmgate's RAPIDJSON_ASSERT.
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace vmgate::json {
+
+namespace {
+
+using ParseOutcome = Result<Document, DecodeError>;
+
+// Iterative so that hostile nesting cannot overflow the C++ stack; full precision so that a
+// number read back equals the text the user wrote (Kubernetes compares what it stores).
+constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
+                                 rapidjson::kParseFullPrecisionFlag;
+
+// The handler reads the live input position while RapidJSON is inside a string; a stream type
+// that RapidJSON copies into a local (copy optimisation) would show a stale position.
+static_assert(rapidjson::StreamTraits<rapidjson::MemoryStream>::copyOptimization == 0);
+
+DecodeError positional_error(std::string_view text, std::size_t offset, std::string message) {
+  offset = std::min(offset, text.size());
+  const std::string_view before = text.substr(0, offset);
+  const std::size_t line = 1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
+  const std::size_t last_newline = before.rfind('\n');
+  const std::size_t line_start = last_newline == std::string_view::npos ? 0 : last_newline + 1;
+  const std::size_t column = offset - line_start + 1;
+  message += " (line " + std::to_string(line) + ", column " + std::to_string(column) + ")";
+  return DecodeError{line, column, std::move(message)};
+}
+
+std::string depth_message(std::size_t max_depth) {
+  return "nesting deeper than " + std::to_string(max_depth) + " levels";
+}
+
+// The key as a JSON string literal: keys come from the request and may hold quotes or
+// control characters that would garble a plain-text message.
+std::string quoted(std::string_view key) {
+  return to_string(Value(rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size()))));
+}
+
+std::string duplicate_message(std::string_view key, const std::string& object_path) {
+  std::string message = "duplicate key " + quoted(key) + " in ";
+  if (object_path.empty()) {
+    message += "the top-level object";
+  } else {
+    message += "object at " + object_path;
+  }
+  return message;
+}
+
+// Field-path style (a.b[2].c) as in KubeVirt's field errors. A key that would make the path
+// ambiguous goes in brackets, the way apimachinery's field.Path renders map keys.
+void append_field(std::string& path, std::string_view key) {
+  const bool plain = !key.empty() && key.find_first_of(".[]") == std::string_view::npos;
+  if (!plain) {
+    path += '[';
+    path += key;
+    path += ']';
+    return;
+  }
+  if (!path.empty()) {
+    path += '.';
+  }
+  path += key;
+}
+
+void append_index(std::string& path, std::size_t index) {
+  path += '[';
+  path += std::to_string(index);
+  path += ']';
+}
+
+// RFC 8259 strings carry Unicode scalar values. RapidJSON 1.1.0 rejects an unpaired high
+// surrogate escape but encodes a lone low one ("\udc00") as the bytes ED B0 80, which is not
+// UTF-8. The source bytes are validated, and valid UTF-8 never has ED followed by A0..BF, so
+// such a pair in the decoded text can only come from a surrogate escape.
+bool has_surrogate(std::string_view decoded) {
+  constexpr char lead = static_cast<char>(0xED);
+  for (std::size_t at = decoded.find(lead); at != std::string_view::npos; at = decoded.find(lead, at + 1)) {
+    if (at + 1 < decoded.size() && static_cast<unsigned char>(decoded[at + 1]) >= 0xA0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Offset of the opening quote of the string that ends just before `end`. Inside a JSON string
+// every '"' is escaped, so the backslashes in front of it form an odd run; the first quote
+// found scanning backwards with an even run (usually none) is the opening one.
+std::size_t string_start(std::string_view text, std::size_t end) {
+  std::size_t at = end == 0 ? 0 : end - 1;  // the closing quote
+  while (at > 0) {
+    --at;
+    if (text[at] != '"') {
+      continue;
+    }
+    std::size_t backslashes = 0;
+    while (backslashes < at && text[at - 1 - backslashes] == '\\') {
+      ++backslashes;
+    }
+    if (backslashes % 2 == 0) {
+      return at;
+    }
+  }
+  return 0;
+}
+
+// SAX handler in front of the Document: it enforces the depth limit before a container is
+// opened (so a 100 000-deep input costs only max_depth steps) and tracks, per open object,
+// the keys seen so far and, per container, where the parser is, to name the path of an error.
+class CheckingHandler {
+ public:
+  CheckingHandler(Document& document, const rapidjson::MemoryStream& stream, std::string_view text,
+                  std::size_t max_depth)
+      : document_(document), stream_(stream), text_(text), max_depth_(max_depth) {}
+
+  bool Null() {
+    begin_value();
+    return document_.Null();
+  }
+  bool Bool(bool b) {
+    begin_value();
+    return document_.Bool(b);
+  }
+  bool Int(int i) {
+    begin_value();
+    return document_.Int(i);
+  }
+  bool Uint(unsigned u) {
+    begin_value();
+    return document_.Uint(u);
+  }
+  bool Int64(std::int64_t i) {
+    begin_value();
+    return document_.Int64(i);
+  }
+  bool Uint64(std::uint64_t u) {
+    begin_value();
+    return document_.Uint64(u);
+  }
+  bool Double(double d) {
+    begin_value();
+    return document_.Double(d);
+  }
+  // Only called with kParseNumbersAsStringsFlag, which vmgate does not use; the reader's
+  // template still names it.
+  bool RawNumber(const char* str, rapidjson::SizeType length, bool copy) {
+    begin_value();
+    return document_.RawNumber(str, length, copy);
+  }
+
+  bool String(const char* str, rapidjson::SizeType length, bool copy) {
+    begin_value();
+    return check_surrogates(str, length) && document_.String(str, length, copy);
+  }
+
+  bool Key(const char* str, rapidjson::SizeType length, bool copy) {
+    if (!check_surrogates(str, length)) {
+      return false;
+    }
+    Frame& frame = frames_[depth_ - 1];
+    auto [it, inserted] = frame.keys.emplace(str, length);
+    if (!inserted) {
+      failure_offset_ = string_start(text_, stream_.Tell());
+      failure_message_ = duplicate_message(*it, path_of_open_container());
+      return false;
+    }
+    frame.key = &*it;  // unordered_set nodes do not move on rehash
+    return document_.Key(str, length, copy);
+  }
+
+  bool StartObject() { return open(true) && document_.StartObject(); }
+  bool StartArray() { return open(false) && document_.StartArray(); }
+  bool EndObject(rapidjson::SizeType count) {
+    --depth_;
+    return document_.EndObject(count);
+  }
+  bool EndArray(rapidjson::SizeType count) {
+    --depth_;
+    return document_.EndArray(count);
+  }
+
+  /// Set when a check of this handler (not RapidJSON's grammar) stopped the parse.
+  [[nodiscard]] bool failed() const { return !failure_message_.empty(); }
+  [[nodiscard]] std::size_t failure_offset() const { return failure_offset_; }
+  std::string take_failure_message() { return std::move(failure_message_); }
+
+ private:
+  struct Frame {
+    bool is_object = false;
+    std::size_t next_index = 0;        // arrays: elements begun so far
+    const std::string* key = nullptr;  // objects: the member being parsed
+    std::unordered_set<std::string> keys;
+  };
+
+  // Every value inside an array moves that array's index on, for the path of a later error.
+  void begin_value() {
+    if (depth_ > 0 && !frames_[depth_ - 1].is_object) {
+      ++frames_[depth_ - 1].next_index;
+    }
+  }
+
+  bool open(bool is_object) {
+    begin_value();
+    if (depth_ >= max_depth_) {
+      failure_offset_ = stream_.Tell();  // the '[' or '{' not yet consumed
+      failure_message_ = depth_message(max_depth_);
+      return false;
+    }
+    // Frames are reused, not popped, so a document of many small objects does not allocate a
+    // fresh key set for each.
+    if (depth_ == frames_.size()) {
+      frames_.emplace_back();
+    }
+    Frame& frame = frames_[depth_];
+    frame.is_object = is_object;
+    frame.next_index = 0;
+    frame.key = nullptr;
+    frame.keys.clear();
+    ++depth_;
+    return true;
+  }
+
+  bool check_surrogates(const char* str, rapidjson::SizeType length) {
+    if (!has_surrogate(std::string_view(str, length))) {
+      return true;
+    }
+    failure_offset_ = string_start(text_, stream_.Tell());
+    failure_message_ = "The surrogate pair in string is invalid";
+    return false;
+  }
+
+  // Path of the innermost open container, from the parents' current member or element.
+  [[nodiscard]] std::string path_of_open_container() const {
+    std::string path;
+    for (std::size_t level = 0; level + 1 < depth_; ++level) {
+      const Frame& parent = frames_[level];
+      if (parent.is_object) {
+        append_field(path, parent.key == nullptr ? std::string_view{} : std::string_view(*parent.key));
+      } else {
+        append_index(path, parent.next_index - 1);
+      }
+    }
+    return path;
+  }
+
+  Document& document_;
+  const rapidjson::MemoryStream& stream_;
+  std::string_view text_;
+  std::size_t max_depth_;
+  std::size_t depth_ = 0;
+  std::vector<Frame> frames_;
+  std::size_t failure_offset_ = 0;
+  std::string failure_message_;
+};
+
+std::string rapidjson_message(rapidjson::ParseErrorCode code) {
+  std::string message = rapidjson::GetParseError_En(code);
+  if (!message.empty() && message.back() == '.') {
+    message.pop_back();  // a position follows
+  }
+  return message;
+}
+
+// Duplicate keys among the members of `object`, the second occurrence in member order.
+const Value* find_duplicate_key(const Value& object) {
+  const auto begin = object.MemberBegin();
+  const auto end = object.MemberEnd();
+  // Most Kubernetes objects have a handful of members: comparing pairs beats hashing there.
+  constexpr rapidjson::SizeType small = 16;
+  if (object.MemberCount() <= small) {
+    for (auto it = begin; it != end; ++it) {
+      for (auto earlier = begin; earlier != it; ++earlier) {
+        if (as_view(earlier->name) == as_view(it->name)) {
+          return &it->name;
+        }
+      }
+    }
+    return nullptr;
+  }
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(object.MemberCount());
+  for (auto it = begin; it != end; ++it) {
+    if (!seen.insert(as_view(it->name)).second) {
+      return &it->name;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimits& limits) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return DecodeError{0, 0, "empty input"};
+  }
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  rapidjson::Reader reader;
+  rapidjson::ParseResult parsed;
+  Document document;
+  std::optional<DecodeError> failure;
+  auto generate = [&](Document& target) {
+    CheckingHandler handler(target, stream, text, limits.max_depth);
+    parsed = reader.Parse<kParseFlags>(stream, handler);
+    if (handler.failed()) {
+      failure = positional_error(text, handler.failure_offset(), handler.take_failure_message());
+    }
+    return !parsed.IsError();
+  };
+  document.Populate(generate);
+  if (failure) {
+    return std::move(*failure);
+  }
+  if (parsed.IsError()) {
+    return positional_error(text, parsed.Offset(), rapidjson_message(parsed.Code()));
+  }
+  // MemoryStream reports a NUL byte as the end of input, so "{}\0junk" would parse as "{}".
+  if (stream.Tell() != text.size()) {
+    return positional_error(text, stream.Tell(),
+                            rapidjson_message(rapidjson::kParseErrorDocumentRootNotSingular));
+  }
+  return ParseOutcome(std::move(document));
+}
+
+std::optional<DecodeError> check_structure(const Value& value, const DecodeLimits& limits) {
+  if (!value.IsObject() && !value.IsArray()) {
+    return std::nullopt;
+  }
+  struct Frame {
+    const Value* container;
+    rapidjson::SizeType next;  // index of the next member or element to visit
+  };
+  std::vector<Frame> stack;
+  auto path = [&stack] {
+    std::string text;
+    for (const Frame& frame : stack) {
+      if (frame.container->IsObject()) {
+        append_field(text, as_view((frame.container->MemberBegin() + frame.next - 1)->name));
+      } else {
+        append_index(text, frame.next - 1);
+      }
+    }
+    return text;
+  };
+  // Checks `container` before it is visited: its depth, then its keys.
+  auto enter = [&](const Value& container) -> std::optional<DecodeError> {
+    if (stack.size() >= limits.max_depth) {
+      return DecodeError{0, 0, depth_message(limits.max_depth)};
+    }
+    if (container.IsObject()) {
+      if (const Value* duplicate = find_duplicate_key(container)) {
+        return DecodeError{0, 0, duplicate_message(as_view(*duplicate), path())};
+      }
+    }
+    stack.push_back(Frame{&container, 0});
+    return std::nullopt;
+  };
+
+  if (auto error = enter(value)) {
+    return error;
+  }
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    const Value& container = *top.container;
+    const rapidjson::SizeType count = container.IsObject() ? container.MemberCount() : container.Size();
+    if (top.next == count) {
+      stack.pop_back();
+      continue;
+    }
+    const Value& child =
+        container.IsObject() ? (container.MemberBegin() + top.next)->value : container[top.next];
+    ++top.next;
+    if (child.IsObject() || child.IsArray()) {
+      if (auto error = enter(child)) {
+        return error;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace vmgate::json

@@ -1,0 +1,316 @@
+// The four webhook stages and the chain `vmgate check` runs. Each stage lists its rules in
+// KubeVirt's order; the rules themselves live one per file under instancetype/, preference/,
+// infer/, cpu/, hugepages/, defaults/ and validation/.
+#include "vmgate/admission/pipeline.hpp"
+
+#include "vmgate/admission/defaults/vm.hpp"
+#include "vmgate/admission/defaults/vmi.hpp"
+#include "vmgate/admission/expand/expand.hpp"
+#include "vmgate/admission/infer/infer.hpp"
+#include "vmgate/admission/instancetype/apply.hpp"
+#include "vmgate/admission/instancetype/find.hpp"
+#include "vmgate/admission/instancetype/matchers.hpp"
+#include "vmgate/admission/json_patch.hpp"
+#include "vmgate/admission/preference/persist.hpp"
+#include "vmgate/admission/preference/requirements.hpp"
+#include "vmgate/admission/spec.hpp"
+#include "vmgate/admission/validation/rules.hpp"
+#include "vmgate/admission/validation/structure.hpp"
+
+namespace vmgate::admission {
+
+std::string_view to_string(Operation operation) {
+  return operation == Operation::create ? "CREATE" : "UPDATE";
+}
+
+struct Pipeline::Impl {
+  StructureValidator structure;
+};
+
+Pipeline::Pipeline() : impl_(std::make_unique<Impl>()) {}
+Pipeline::~Pipeline() = default;
+Pipeline::Pipeline(Pipeline&&) noexcept = default;
+Pipeline& Pipeline::operator=(Pipeline&&) noexcept = default;
+
+namespace {
+
+std::string effective_namespace(const json::Value& object, const std::string& fallback) {
+  const json::Value* metadata = json::find_object(object, "metadata");
+  const std::string_view own = metadata != nullptr ? json::find_string(*metadata, "namespace") : "";
+  return own.empty() ? fallback : std::string(own);
+}
+
+bool being_deleted(const json::Value& object) {
+  const json::Value* metadata = json::find_object(object, "metadata");
+  return metadata != nullptr && json::has(*metadata, "deletionTimestamp");
+}
+
+MutationOutcome denied(Verdict verdict) {
+  MutationOutcome outcome;
+  outcome.verdict = std::move(verdict);
+  outcome.mutated.SetNull();
+  outcome.patch.SetArray();
+  return outcome;
+}
+
+MutationOutcome mutated(const json::Value& original, json::Document document) {
+  MutationOutcome outcome;
+  outcome.patch = json::diff(original, document);
+  outcome.mutated = std::move(document);
+  return outcome;
+}
+
+json::Document copy_of(const json::Value& value) {
+  json::Document document;
+  document.CopyFrom(value, document.GetAllocator());
+  return document;
+}
+
+// Lookup failures do not block admission in KubeVirt (the controller retries); vmgate says so.
+std::optional<std::string> lookup_warning(std::string_view matcher, const Error& error) {
+  return "spec." + std::string(matcher) + ": " + error.message +
+         "; the VirtualMachine is admitted without it and cannot start until it exists";
+}
+
+MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
+  const json::Value& object = *request.object;
+  if (ErrorList errors = structure.validate(StructureKind::virtual_machine, object); !errors.empty()) {
+    return denied(Verdict::invalid(std::move(errors)));
+  }
+  if (being_deleted(object)) {
+    return mutated(object, copy_of(object));
+  }
+  const std::string namespace_name = effective_namespace(object, request.namespace_name);
+  json::Document vm = copy_of(object);
+  json::Allocator& allocator = vm.GetAllocator();
+
+  // pkg/instancetype/webhooks/vm/mutator.go
+  if (request.operation == Operation::update && request.old_object != nullptr) {
+    if (ErrorList causes = instancetype::validate_matcher_update(vm, *request.old_object); !causes.empty()) {
+      return denied(Verdict::invalid(std::move(causes)));
+    }
+  }
+  if (ErrorList causes = instancetype::validate_matchers(vm); !causes.empty()) {
+    return denied(Verdict::invalid(std::move(causes)));
+  }
+  if (std::optional<std::string> error = infer::infer_matchers(vm, namespace_name, cluster, allocator)) {
+    return denied(Verdict::bad_request(std::move(*error)));
+  }
+  Result<instancetype::FoundSpec> preference =
+      instancetype::find_spec(instancetype::MatcherType::preference, vm, namespace_name, cluster);
+  preference::persist_into_vm(preference ? preference->spec : nullptr, vm, allocator);
+
+  // vm-mutator.go
+  if (request.operation == Operation::create) {
+    defaults::set_vm_firmware_ids(vm, namespace_name, allocator);
+  }
+  defaults::set_vm_architecture(vm, namespace_name, cluster, allocator);
+  defaults::set_vm_machine_type(vm, cluster.config(), allocator);
+  if (request.operation == Operation::create) {
+    if (json::Value* template_value = json::find_path(vm, {"spec", "template"});
+        template_value != nullptr && template_value->IsObject()) {
+      const json::Value* template_spec = json::find_object(*template_value, "spec");
+      if (template_spec != nullptr && defaults::supports_pcie_hotplug(*template_spec)) {
+        defaults::set_pci_topology_version(json::ensure_object(*template_value, "metadata", allocator), allocator);
+      }
+    }
+  }
+  const std::string& policy = cluster.config().instancetype_reference_policy;
+  if (policy == "expand" || policy == "expandAll") {
+    expand::expand_vm_in_place(vm, namespace_name, cluster);
+  }
+  return mutated(object, std::move(vm));
+}
+
+MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
+  const json::Value& object = *request.object;
+  if (ErrorList errors = structure.validate(StructureKind::virtual_machine_instance, object); !errors.empty()) {
+    return denied(Verdict::invalid(std::move(errors)));
+  }
+  json::Document vmi = copy_of(object);
+  if (request.operation == Operation::create) {
+    const std::string namespace_name = effective_namespace(object, request.namespace_name);
+    if (auto error = defaults::apply_vmi_create_defaults(vmi, namespace_name, cluster.config(), vmi.GetAllocator())) {
+      return denied(Verdict::bad_request(std::move(*error)));
+    }
+  } else if (request.old_object != nullptr && !request.from_kubevirt_service_account) {
+    // Status belongs to KubeVirt: a user's change to it is reverted (vmi-mutator.go UPDATE).
+    const json::Value* status = json::find(object, "status");
+    const json::Value* old_status = json::find(*request.old_object, "status");
+    const json::Value null_value;
+    if (!json::equal(status != nullptr ? *status : null_value, old_status != nullptr ? *old_status : null_value)) {
+      if (old_status != nullptr) {
+        json::set(vmi, "status", json::copy(*old_status, vmi.GetAllocator()), vmi.GetAllocator());
+      } else {
+        json::erase(vmi, "status");
+      }
+    }
+  }
+  return mutated(object, std::move(vmi));
+}
+
+Verdict validate_vm(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
+  const json::Value& object = *request.object;
+  if (ErrorList errors = structure.validate(StructureKind::virtual_machine, object); !errors.empty()) {
+    return Verdict::invalid(std::move(errors));
+  }
+  if (being_deleted(object)) {
+    return Verdict::allow();
+  }
+  const std::string namespace_name = effective_namespace(object, request.namespace_name);
+  std::vector<std::string> warnings;
+  json::Document vm = copy_of(object);
+  json::Allocator& allocator = vm.GetAllocator();
+
+  // pkg/instancetype/webhooks/vm/admitter.go ApplyToVM: lookup failures are ignored.
+  Result<instancetype::FoundSpec> instancetype_found =
+      instancetype::find_spec(instancetype::MatcherType::instancetype, vm, namespace_name, cluster);
+  Result<instancetype::FoundSpec> preference_found =
+      instancetype::find_spec(instancetype::MatcherType::preference, vm, namespace_name, cluster);
+  const json::Value* instancetype_spec = instancetype_found ? instancetype_found->spec : nullptr;
+  const json::Value* preference_spec = preference_found ? preference_found->spec : nullptr;
+  if (!instancetype_found) {
+    warnings.push_back(*lookup_warning("instancetype", instancetype_found.error()));
+  }
+  if (!preference_found) {
+    warnings.push_back(*lookup_warning("preference", preference_found.error()));
+  }
+  json::Value* template_value = json::find_path(vm, {"spec", "template"});
+  const bool has_template = template_value != nullptr && template_value->IsObject();
+  if (has_template && (instancetype_spec != nullptr || preference_spec != nullptr)) {
+    if (ErrorList causes = instancetype::check_spread(instancetype_spec, preference_spec); !causes.empty()) {
+      Verdict verdict = Verdict::invalid(std::move(causes));
+      verdict.warnings = std::move(warnings);
+      return verdict;
+    }
+    json::ensure_object(*template_value, "spec", allocator);
+    json::ensure_object(*template_value, "metadata", allocator);
+    std::vector<std::string> conflicts = instancetype::apply_with_preference(
+        instancetype_spec, preference_spec, *json::find(*template_value, "spec"),
+        *json::find(*template_value, "metadata"), "spec.template.spec", allocator);
+    if (!conflicts.empty()) {
+      Verdict verdict = Verdict::invalid(instancetype::conflict_causes(conflicts));
+      verdict.warnings = std::move(warnings);
+      return verdict;
+    }
+  }
+  if (has_template) {
+    json::Value& template_spec = json::ensure_object(*template_value, "spec", allocator);
+    if (auto error = defaults::set_spec_defaults(template_spec, cluster.config(), allocator)) {
+      Verdict verdict = Verdict::bad_request(std::move(*error));
+      verdict.warnings = std::move(warnings);
+      return verdict;
+    }
+    if (preference_spec != nullptr) {
+      if (ErrorList causes = preference::check_requirements(instancetype_spec, *preference_spec, template_spec);
+          !causes.empty()) {
+        Verdict verdict = Verdict::invalid(std::move(causes));
+        verdict.warnings = std::move(warnings);
+        return verdict;
+      }
+    }
+  }
+  if (ErrorList causes = validation::validate_vm_spec(vm, namespace_name, cluster.config()); !causes.empty()) {
+    Verdict verdict = Verdict::invalid(std::move(causes));
+    verdict.warnings = std::move(warnings);
+    return verdict;
+  }
+  if (const json::Value* spec_value = json::find_object(object, "spec"); spec_value != nullptr && json::has(*spec_value, "running")) {
+    warnings.emplace_back("spec.running is deprecated, please use spec.runStrategy instead.");
+  }
+  Verdict verdict = Verdict::allow();
+  verdict.warnings = std::move(warnings);
+  return verdict;
+}
+
+Verdict validate_vmi(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
+  const json::Value& object = *request.object;
+  if (ErrorList errors = structure.validate(StructureKind::virtual_machine_instance, object); !errors.empty()) {
+    return Verdict::invalid(std::move(errors));
+  }
+  if (request.operation == Operation::update) {
+    // vmi-update-admitter.go: the spec of a running VMI belongs to KubeVirt.
+    if (request.old_object != nullptr && !request.from_kubevirt_service_account) {
+      const json::Value* spec_value = json::find(object, "spec");
+      const json::Value* old_spec = json::find(*request.old_object, "spec");
+      const json::Value null_value;
+      if (!json::equal(spec_value != nullptr ? *spec_value : null_value, old_spec != nullptr ? *old_spec : null_value)) {
+        return Verdict::invalid({{CauseType::field_value_not_supported, "", "update of VMI object is restricted"}});
+      }
+    }
+    return Verdict::allow();
+  }
+  ErrorList causes;
+  const json::Value* spec_value = json::find_object(object, "spec");
+  const json::Value empty(rapidjson::kObjectType);
+  ErrorList spec_causes = validation::validate_vmi_spec(spec_value != nullptr ? *spec_value : empty, FieldPath("spec"),
+                                                        cluster.config());
+  causes.insert(causes.end(), spec_causes.begin(), spec_causes.end());
+  ErrorList only = validation::validate_vmi_only(object, cluster.config(), request.from_kubevirt_service_account);
+  causes.insert(causes.end(), only.begin(), only.end());
+  if (!causes.empty()) {
+    return Verdict::invalid(std::move(causes));
+  }
+  return Verdict::allow();
+}
+
+}  // namespace
+
+MutationOutcome Pipeline::mutate(const Request& request, const ClusterView& cluster) const {
+  if (request.object == nullptr || !request.object->IsObject()) {
+    return denied(Verdict::bad_request("the object is not a JSON object"));
+  }
+  return request.resource == Resource::virtual_machine ? mutate_vm(request, cluster, impl_->structure)
+                                                       : mutate_vmi(request, cluster, impl_->structure);
+}
+
+Verdict Pipeline::validate(const Request& request, const ClusterView& cluster) const {
+  if (request.object == nullptr || !request.object->IsObject()) {
+    return Verdict::bad_request("the object is not a JSON object");
+  }
+  return request.resource == Resource::virtual_machine ? validate_vm(request, cluster, impl_->structure)
+                                                       : validate_vmi(request, cluster, impl_->structure);
+}
+
+Result<json::Document> Pipeline::expand(const json::Value& vm, std::string_view namespace_name,
+                                        const ClusterView& cluster) const {
+  Result<json::Document> vmi = expand::build_vmi(vm, namespace_name, cluster);
+  if (!vmi) {
+    return vmi;
+  }
+  if (auto error = defaults::apply_vmi_create_defaults(*vmi, namespace_name, cluster.config(), vmi->GetAllocator())) {
+    return Error{*error};
+  }
+  return vmi;
+}
+
+Outcome Pipeline::admit(const Request& request, const ClusterView& cluster) const {
+  Outcome outcome;
+  outcome.admitted.SetNull();
+  outcome.expanded.SetNull();
+  MutationOutcome mutation = mutate(request, cluster);
+  if (!mutation.verdict.allowed) {
+    outcome.verdict = std::move(mutation.verdict);
+    outcome.patch.SetArray();
+    return outcome;
+  }
+  Request stored = request;
+  stored.object = &mutation.mutated;
+  outcome.verdict = validate(stored, cluster);
+  outcome.verdict.warnings.insert(outcome.verdict.warnings.begin(), mutation.verdict.warnings.begin(),
+                                  mutation.verdict.warnings.end());
+  outcome.patch = std::move(mutation.patch);
+  outcome.admitted = std::move(mutation.mutated);
+  if (outcome.verdict.allowed && request.resource == Resource::virtual_machine) {
+    const std::string namespace_name = effective_namespace(outcome.admitted, request.namespace_name);
+    Result<json::Document> vmi = expand(outcome.admitted, namespace_name, cluster);
+    if (vmi) {
+      outcome.expanded = std::move(vmi.value());
+    } else {
+      outcome.verdict.warnings.push_back("the VirtualMachineInstance cannot be built yet: " + vmi.error().message);
+    }
+  }
+  return outcome;
+}
+
+}  // namespace vmgate::admission

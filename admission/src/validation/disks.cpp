@@ -1,0 +1,133 @@
+// Reads: spec.domain.devices.disks[*].{name, disk, cdrom, lun, bootOrder, dedicatedIOThread},
+// spec.volumes[*].name. Follows pkg/storage/admitters/disks.go ValidateDisks (names, targets, bus
+// support) and vmi-create-admitter.go validateBootOrder (disk → volume, boot order uniqueness).
+#include <unordered_map>
+#include <unordered_set>
+
+#include "vmgate/admission/spec.hpp"
+#include "vmgate/admission/validation/rules.hpp"
+
+namespace vmgate::admission::validation {
+
+namespace {
+
+void validate_bus(const json::Value& disk, const FieldPath& disk_path, ErrorList& causes) {
+  std::string_view type;
+  for (std::string_view target : {"disk", "lun", "cdrom"}) {
+    if (json::has(disk, target)) {
+      type = target;
+      break;
+    }
+  }
+  if (type.empty()) {
+    return;
+  }
+  const json::Value& target = *json::find(disk, type);
+  const std::string_view bus = json::find_string(target, "bus");
+  if (!bus.empty()) {
+    if (bus == "ide") {
+      causes.push_back({CauseType::field_value_invalid, disk_path.child(type).child("bus").str(), "IDE bus is not supported"});
+    } else if (bus == "virtio") {
+      if (type == "cdrom") {
+        causes.push_back({CauseType::field_value_invalid, disk_path.child("cdrom").child("bus").str(),
+                          "Bus type virtio is invalid for CD-ROM device"});
+      }
+    } else if (bus == "sata") {
+      if (type == "disk" && spec::is_true(target, "readonly")) {
+        causes.push_back({CauseType::field_value_invalid, disk_path.child("disk").child("bus").str(),
+                          "sata hard-disks do not support read-only."});
+      }
+    } else if (bus != "scsi" && bus != "usb") {
+      causes.push_back({CauseType::field_value_invalid, disk_path.child(type).child("bus").str(),
+                        disk_path.str() + " is set with an unrecognized bus " + std::string(bus) +
+                            ", must be one of: [virtio scsi sata usb]"});
+    }
+  }
+  if (spec::is_true(disk, "dedicatedIOThread") && bus != "virtio") {
+    causes.push_back({CauseType::field_value_not_supported, disk_path.str(),
+                      "IOThreads are not supported for disks on a " + std::string(bus) + " bus"});
+  }
+}
+
+}  // namespace
+
+ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
+  ErrorList causes;
+  const json::Value* disks = json::find_path(spec, {"domain", "devices", "disks"});
+  if (disks == nullptr || !disks->IsArray()) {
+    return causes;
+  }
+  const FieldPath disks_path = path.child("domain").child("devices").child("disks");
+  std::unordered_set<std::string_view> volumes;
+  if (const json::Value* list = json::find_array(spec, "volumes")) {
+    for (const json::Value& volume : list->GetArray()) {
+      volumes.insert(json::find_string(volume, "name"));
+    }
+  }
+  // Boot order, volume mapping (validateBootOrder).
+  std::unordered_set<std::uint64_t> boot_orders;
+  for (rapidjson::SizeType i = 0; i < disks->Size(); ++i) {
+    const json::Value& disk = (*disks)[i];
+    const std::string_view name = json::find_string(disk, "name");
+    if (!volumes.contains(name)) {
+      if (!json::has(disk, "cdrom")) {
+        causes.push_back({CauseType::field_value_invalid, disks_path.index(i).child("name").str(),
+                          disks_path.index(i).child("Name").str() + " '" + std::string(name) + "' not found."});
+      } else if (!config.feature_gate_enabled("DeclarativeHotplugVolumes")) {
+        causes.push_back({CauseType::field_value_invalid, disks_path.index(i).child("name").str(),
+                          "DeclarativeHotplugVolumes feature gate not enabled, cannot define an empty CD-ROM disk"});
+      }
+    }
+    if (const json::Value* order = json::find(disk, "bootOrder"); order != nullptr && order->IsUint64()) {
+      if (!boot_orders.insert(order->GetUint64()).second) {
+        causes.push_back({CauseType::field_value_invalid, disks_path.index(i).child("bootOrder").str(),
+                          "Boot order for " + disks_path.index(i).child("bootOrder").str() +
+                              " already set for a different device."});
+      }
+    }
+  }
+  // ValidateDisks: names, single target, boot order value, bus.
+  std::unordered_map<std::string_view, rapidjson::SizeType> first_index;
+  for (rapidjson::SizeType i = 0; i < disks->Size(); ++i) {
+    const json::Value& disk = (*disks)[i];
+    const FieldPath disk_path = disks_path.index(i);
+    const std::string_view name = json::find_string(disk, "name");
+    if (auto [it, inserted] = first_index.emplace(name, i); !inserted) {
+      causes.push_back({CauseType::field_value_invalid, disk_path.child("name").str(),
+                        disk_path.str() + " and " + disks_path.index(it->second).str() + " must not have the same Name."});
+    }
+    const int targets = (json::has(disk, "disk") ? 1 : 0) + (json::has(disk, "lun") ? 1 : 0) + (json::has(disk, "cdrom") ? 1 : 0);
+    if (targets > 1) {
+      causes.push_back({CauseType::field_value_invalid, disk_path.str(),
+                        disk_path.str() + " can only have a single target type defined"});
+    }
+    if (const json::Value* order = json::find(disk, "bootOrder"); order != nullptr && order->IsNumber() &&
+                                                                   order->GetDouble() < 1) {
+      causes.push_back({CauseType::field_value_invalid, disk_path.child("bootOrder").str(),
+                        disk_path.str() + " must have a boot order > 0, if supplied"});
+    }
+    validate_bus(disk, disk_path, causes);
+  }
+  return causes;
+}
+
+ErrorList validate_volumes(const json::Value& spec, const FieldPath& path) {
+  ErrorList causes;
+  const json::Value* volumes = json::find_array(spec, "volumes");
+  if (volumes == nullptr) {
+    return causes;
+  }
+  const FieldPath volumes_path = path.child("volumes");
+  std::unordered_map<std::string_view, rapidjson::SizeType> first_index;
+  for (rapidjson::SizeType i = 0; i < volumes->Size(); ++i) {
+    const std::string_view name = json::find_string((*volumes)[i], "name");
+    if (auto [it, inserted] = first_index.emplace(name, i); !inserted) {
+      causes.push_back({CauseType::field_value_invalid, volumes_path.index(i).child("name").str(),
+                        volumes_path.index(i).str() + " and " + volumes_path.index(it->second).str() +
+                            " must not have the same Name."});
+    }
+  }
+  return causes;
+}
+
+}  // namespace vmgate::admission::validation

@@ -1,0 +1,37 @@
+// The rule list of ValidateVirtualMachineInstanceSpec (vmi-create-admitter.go), in KubeVirt's order,
+// restricted to the rules vmgate implements (see README: "Rules").
+#include "vmgate/admission/cpu/model.hpp"
+#include "vmgate/admission/hugepages/hugepages.hpp"
+#include "vmgate/admission/validation/rules.hpp"
+
+namespace vmgate::admission::validation {
+
+namespace {
+void append(ErrorList& to, ErrorList&& from) {
+  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+}  // namespace
+
+ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
+  ErrorList causes;
+  if (!spec.IsObject()) {
+    return causes;
+  }
+  append(causes, validate_quantities(spec, path));
+  append(causes, validate_dns_names(spec, path));
+  append(causes, validate_memory(spec, path, config));
+  append(causes, hugepages::validate(spec, path));
+  append(causes, validate_machine_type(spec, path, config));
+  append(causes, validate_cpu(spec, path));
+  append(causes, cpu::validate_feature_policies(spec, path));
+  append(causes, validate_network_names(spec, path));
+  append(causes, validate_disks(spec, path, config));
+  append(causes, validate_inputs(spec, path));
+  append(causes, validate_io_threads_policy(spec, path));
+  append(causes, validate_firmware(spec, path));
+  append(causes, validate_volumes(spec, path));
+  append(causes, validate_host_devices(spec, path, config));
+  return causes;
+}
+
+}  // namespace vmgate::admission::validation

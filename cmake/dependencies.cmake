@@ -1,0 +1,23 @@
+# Every dependency comes from a Debian 12 package (see tools/install-deps).
+find_package(Threads REQUIRED)
+find_package(Boost 1.81 CONFIG REQUIRED COMPONENTS program_options)
+
+# RapidJSON 1.1.0 ships no target, only RAPIDJSON_INCLUDE_DIRS.
+find_package(RapidJSON CONFIG REQUIRED)
+add_library(vmgate_rapidjson INTERFACE)
+target_include_directories(vmgate_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIRS})
+target_compile_definitions(vmgate_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)
+
+# valijson's config adds VALIJSON_USE_EXCEPTIONS=1; its RapidJSON adapter must be the first
+# RapidJSON include everywhere, which vmgate/admission/json.hpp guarantees.
+find_package(valijson CONFIG REQUIRED)
+
+find_package(yaml-cpp CONFIG REQUIRED)
+
+if(VMGATE_BUILD_TESTS)
+  find_package(GTest CONFIG REQUIRED)
+  include(GoogleTest)
+endif()
+if(VMGATE_BUILD_BENCH)
+  find_package(benchmark CONFIG REQUIRED)
+endif()

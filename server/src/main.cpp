@@ -1,0 +1,6 @@
+// `vmgate`: wires the subcommands; all work is done in the libraries.
+#include <iostream>
+
+#include "vmgate/server/cli.hpp"
+
+int main(int argc, char** argv) { return vmgate::cli::run(argc, argv, std::cin, std::cout, std::cerr); }
