@@ -149,9 +149,12 @@ MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, c
   return mutated(object, std::move(vmi));
 }
 
-Verdict validate_vm(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
+// `structure` is null when the caller already validated the structure of the object's source
+// (admit: the mutating stage checked the submitted object and only adds well-typed fields).
+Verdict validate_vm(const Request& request, const ClusterView& cluster, const StructureValidator* structure) {
   const json::Value& object = *request.object;
-  if (ErrorList errors = structure.validate(StructureKind::virtual_machine, object); !errors.empty()) {
+  if (ErrorList errors = structure != nullptr ? structure->validate(StructureKind::virtual_machine, object) : ErrorList{};
+      !errors.empty()) {
     return Verdict::invalid(std::move(errors));
   }
   if (being_deleted(object)) {
@@ -223,9 +226,11 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
   return verdict;
 }
 
-Verdict validate_vmi(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
+Verdict validate_vmi(const Request& request, const ClusterView& cluster, const StructureValidator* structure) {
   const json::Value& object = *request.object;
-  if (ErrorList errors = structure.validate(StructureKind::virtual_machine_instance, object); !errors.empty()) {
+  if (ErrorList errors =
+          structure != nullptr ? structure->validate(StructureKind::virtual_machine_instance, object) : ErrorList{};
+      !errors.empty()) {
     return Verdict::invalid(std::move(errors));
   }
   if (request.operation == Operation::update) {
@@ -268,8 +273,8 @@ Verdict Pipeline::validate(const Request& request, const ClusterView& cluster) c
   if (request.object == nullptr || !request.object->IsObject()) {
     return Verdict::bad_request("the object is not a JSON object");
   }
-  return request.resource == Resource::virtual_machine ? validate_vm(request, cluster, impl_->structure)
-                                                       : validate_vmi(request, cluster, impl_->structure);
+  return request.resource == Resource::virtual_machine ? validate_vm(request, cluster, &impl_->structure)
+                                                       : validate_vmi(request, cluster, &impl_->structure);
 }
 
 Result<json::Document> Pipeline::expand(const json::Value& vm, std::string_view namespace_name,
@@ -296,7 +301,8 @@ Outcome Pipeline::admit(const Request& request, const ClusterView& cluster) cons
   }
   Request stored = request;
   stored.object = &mutation.mutated;
-  outcome.verdict = validate(stored, cluster);
+  outcome.verdict = request.resource == Resource::virtual_machine ? validate_vm(stored, cluster, nullptr)
+                                                                  : validate_vmi(stored, cluster, nullptr);
   outcome.verdict.warnings.insert(outcome.verdict.warnings.begin(), mutation.verdict.warnings.begin(),
                                   mutation.verdict.warnings.end());
   outcome.patch = std::move(mutation.patch);

@@ -1,0 +1,191 @@
+// Properties of the whole chain (Pipeline::admit) over real inputs: the acceptance sample cases
+// in ../shared and the benchmark bodies. For every object: the returned patch applied to the
+// submitted object yields `admitted`; admitting `admitted` again yields an empty patch
+// (idempotent mutation); the same input gives byte-identical output.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support/json_test_support.hpp"
+#include "vmgate/admission/json_patch.hpp"
+#include "vmgate/admission/pipeline.hpp"
+
+namespace vmgate::admission {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::dump;
+using testing::parse;
+
+struct Case {
+  std::string name;
+  json::Document document;
+};
+
+std::vector<Case> acceptance_cases() {
+  std::vector<Case> cases;
+  const fs::path dir = fs::path(VMGATE_SHARED_DIR) / "acceptance-sample" / "cases";
+  if (!fs::exists(dir)) {
+    return cases;
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    cases.push_back({file.filename().string(), parse(testing::read_file(file.string()))});
+  }
+  return cases;
+}
+
+ObjectStore store_of(const json::Value& objects) {
+  ObjectStore store;
+  if (objects.IsArray()) {
+    for (const json::Value& object : objects.GetArray()) {
+      EXPECT_TRUE(store.add(object).ok());
+    }
+  }
+  return store;
+}
+
+Request request_of(const json::Value& request, const json::Value& object) {
+  Request r;
+  r.object = &object;
+  r.resource = json::find_string(object, "kind") == "VirtualMachineInstance" ? Resource::virtual_machine_instance
+                                                                             : Resource::virtual_machine;
+  r.operation = json::find_string(request, "operation") == "UPDATE" ? Operation::update : Operation::create;
+  if (std::string_view ns = json::find_string(request, "namespace"); !ns.empty()) {
+    r.namespace_name = std::string(ns);
+  }
+  const json::Value* old_object = json::find(request, "oldObject");
+  r.old_object = old_object != nullptr && old_object->IsObject() ? old_object : nullptr;
+  return r;
+}
+
+TEST(PipelineProperties, AcceptanceCasesAgreeWithTheirExpectationsAndThePatchProperties) {
+  const std::vector<Case> cases = acceptance_cases();
+  if (cases.empty()) {
+    GTEST_SKIP() << "no ../shared/acceptance-sample beside the checkout";
+  }
+  const Pipeline pipeline;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const json::Value& request = *json::find(c.document, "request");
+    const ObjectStore store = store_of(*json::find(c.document, "objects"));
+    const json::Value& object = *json::find(request, "object");
+    const Request r = request_of(request, object);
+    const Outcome outcome = pipeline.admit(r, store);
+    const bool expected = json::find(*json::find(c.document, "expect"), "allowed")->GetBool();
+    EXPECT_EQ(outcome.verdict.allowed, expected) << outcome.verdict.message;
+
+    // Determinism: a second run is byte-identical.
+    const Outcome again = pipeline.admit(r, store);
+    EXPECT_EQ(dump(outcome.patch), dump(again.patch));
+    EXPECT_EQ(dump(outcome.admitted), dump(again.admitted));
+    EXPECT_EQ(dump(outcome.expanded), dump(again.expanded));
+    EXPECT_EQ(outcome.verdict.message, again.verdict.message);
+
+    if (outcome.admitted.IsNull()) {
+      continue;  // denied by the mutating stage: nothing was admitted
+    }
+    Result<json::Document> patched = json::apply_patch(object, outcome.patch);
+    ASSERT_TRUE(patched.ok()) << patched.error().message;
+    EXPECT_EQ(dump(*patched), dump(outcome.admitted));
+
+    // Idempotence: mutating the admitted object changes nothing.
+    Request second = r;
+    second.object = &outcome.admitted;
+    const MutationOutcome remutated = pipeline.mutate(second, store);
+    ASSERT_TRUE(remutated.verdict.allowed) << remutated.verdict.message;
+    EXPECT_EQ(dump(remutated.patch), "[]");
+  }
+}
+
+TEST(PipelineProperties, BenchmarkBodiesAreAdmittedIdempotently) {
+  const Pipeline pipeline;
+  const ObjectStore store;  // instancetypes absent: admitted with warnings
+  for (const char* size : {"small", "medium", "large"}) {
+    SCOPED_TRACE(size);
+    const fs::path file = fs::path(VMGATE_SHARED_DIR) / "bench" / "bodies" /
+                          (std::string("admissionreview-") + size + ".json");
+    if (!fs::exists(file)) {
+      GTEST_SKIP() << "no ../shared/bench beside the checkout";
+    }
+    const json::Document review = parse(testing::read_file(file.string()));
+    const json::Value& request = *json::find(review, "request");
+    const json::Value& object = *json::find(request, "object");
+    const Request r = request_of(request, object);
+    const Outcome outcome = pipeline.admit(r, store);
+    ASSERT_FALSE(outcome.admitted.IsNull()) << outcome.verdict.message;
+    Result<json::Document> patched = json::apply_patch(object, outcome.patch);
+    ASSERT_TRUE(patched.ok());
+    EXPECT_EQ(dump(*patched), dump(outcome.admitted));
+    Request second = r;
+    second.object = &outcome.admitted;
+    EXPECT_EQ(dump(pipeline.mutate(second, store).patch), "[]");
+  }
+}
+
+TEST(Pipeline, MissingInstancetypeIsAdmittedWithAWarningThatNamesIt) {
+  const Pipeline pipeline;
+  const ObjectStore store;
+  const json::Document vm = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
+    "metadata":{"name":"vm","namespace":"ns"},
+    "spec":{"runStrategy":"Always","instancetype":{"name":"u1.nothere"},
+      "template":{"spec":{"domain":{"devices":{}}}}}})");
+  Request r;
+  r.object = &vm;
+  const Outcome outcome = pipeline.admit(r, store);
+  EXPECT_TRUE(outcome.verdict.allowed) << outcome.verdict.message;
+  ASSERT_FALSE(outcome.verdict.warnings.empty());
+  EXPECT_NE(outcome.verdict.warnings[0].find(
+                R"(virtualmachineclusterinstancetypes.instancetype.kubevirt.io "u1.nothere" not found)"),
+            std::string::npos)
+      << outcome.verdict.warnings[0];
+}
+
+TEST(Pipeline, ReferencePolicyExpandWritesTheInstancetypeIntoTheStoredVm) {
+  const Pipeline pipeline;
+  ObjectStore store;
+  ASSERT_TRUE(store.add(parse(R"({"apiVersion":"kubevirt.io/v1","kind":"KubeVirt",
+    "metadata":{"name":"kubevirt","namespace":"kubevirt"},
+    "spec":{"configuration":{"instancetype":{"referencePolicy":"expand"}}}})")).ok());
+  ASSERT_TRUE(store.add(parse(R"({"apiVersion":"instancetype.kubevirt.io/v1beta1",
+    "kind":"VirtualMachineClusterInstancetype","metadata":{"name":"it"},
+    "spec":{"cpu":{"guest":2},"memory":{"guest":"2Gi"}}})")).ok());
+  const json::Document vm = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
+    "metadata":{"name":"vm","namespace":"ns"},
+    "spec":{"runStrategy":"Always","instancetype":{"name":"it"},
+      "template":{"spec":{"domain":{"devices":{}}}}}})");
+  Request r;
+  r.object = &vm;
+  const Outcome outcome = pipeline.admit(r, store);
+  ASSERT_TRUE(outcome.verdict.allowed) << outcome.verdict.message;
+  EXPECT_EQ(json::find_path(outcome.admitted, {"spec", "instancetype"}), nullptr);
+  const json::Value* cpu = json::find_path(outcome.admitted, {"spec", "template", "spec", "domain", "cpu"});
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(dump(*json::find(*cpu, "sockets")), "2");
+  EXPECT_EQ(dump(*json::find_path(outcome.admitted, {"spec", "template", "spec", "domain", "memory", "guest"})),
+            R"("2Gi")");
+}
+
+TEST(Pipeline, NonObjectRequestsAreRejectedNotCrashed) {
+  const Pipeline pipeline;
+  const ObjectStore store;
+  for (const char* text : {"null", "[]", "\"vm\"", "42"}) {
+    const json::Document value = parse(text);
+    Request r;
+    r.object = &value;
+    const Outcome outcome = pipeline.admit(r, store);
+    EXPECT_FALSE(outcome.verdict.allowed) << text;
+    EXPECT_EQ(outcome.verdict.code, 400) << text;
+  }
+}
+
+}  // namespace
+}  // namespace vmgate::admission
