@@ -99,37 +99,72 @@ std::string_view resource_name(ObjectKind kind) { return info(kind).resource; }
 std::string_view group_resource(ObjectKind kind) { return info(kind).group_resource; }
 bool is_namespaced(ObjectKind kind) { return info(kind).namespaced; }
 
+namespace {
+// virt-config.go GetMachineType / GetEmulatedMachines switch on arm64 and s390x; every other
+// architecture (amd64, "", ppc64le, ...) reads the amd64 settings.
+std::string_view config_arch(std::string_view arch) {
+  return arch == "arm64" || arch == "s390x" ? arch : std::string_view("amd64");
+}
+}  // namespace
+
 std::string ClusterConfig::machine_type_for(std::string_view arch) const {
-  if (auto it = arch_machine_type.find(std::string(arch)); it != arch_machine_type.end() && !it->second.empty()) {
-    return it->second;
-  }
+  // virt-config.go GetMachineType: the deprecated cluster-wide machineType wins over the
+  // per-arch architectureConfiguration.<arch>.machineType.
   if (!machine_type.empty()) {
     return machine_type;
   }
-  if (arch == "arm64") {
+  const std::string_view key = config_arch(arch);
+  if (auto it = arch_machine_type.find(std::string(key)); it != arch_machine_type.end() && !it->second.empty()) {
+    return it->second;
+  }
+  if (key == "arm64") {
     return "virt";
   }
-  if (arch == "s390x") {
+  if (key == "s390x") {
     return "s390-ccw-virtio";
   }
   return "q35";
 }
 
 std::vector<std::string> ClusterConfig::emulated_machines_for(std::string_view arch) const {
-  if (auto it = arch_emulated_machines.find(std::string(arch)); it != arch_emulated_machines.end()) {
+  const std::string_view key = config_arch(arch);
+  if (auto it = arch_emulated_machines.find(std::string(key)); it != arch_emulated_machines.end()) {
     return it->second;
   }
   // pkg/virt-config/virt-config.go defaults.
-  if (arch == "arm64") {
+  if (key == "arm64") {
     return {"virt*"};
   }
-  if (arch == "s390x") {
+  if (key == "s390x") {
     return {"s390-ccw-virtio*"};
   }
   return {"q35*", "pc-q35*"};
 }
 
+namespace {
+// pkg/virt-config/featuregate/{active,inactive}.go at the reference commit. featuregate.IsEnabled:
+// a GA gate is always on, a Beta gate is on unless developerConfiguration.disabledFeatureGates
+// lists it (vmgate does not read that list yet), an Alpha gate only when listed.
+constexpr std::array<std::string_view, 15> beta_gates{
+    "ImageVolume",        "Snapshot",         "WorkloadEncryptionSEV",      "KubevirtSeccompProfile",
+    "NodeRestriction",    "GPUsWithDRA",      "HostDevicesWithDRA",         "DecentralizedLiveMigration",
+    "DeclarativeHotplugVolumes", "PasstBinding", "PodSecondaryInterfaceNamingUpgrade",
+    "ExternalNetResourceInjection", "RebootPolicy", "Template", "OptOutRoleAggregation"};
+constexpr std::array<std::string_view, 31> ga_gates{
+    "LiveMigration", "SRIOVLiveMigration", "NonRoot", "PSA", "CPUNodeDiscovery", "NUMA",
+    "CommonInstancetypesDeploymentGate", "GPU", "HotplugNICs", "BochsDisplayForEFIGuests",
+    "VMLiveUpdateFeatures", "NetworkBindingPlugins", "DynamicPodInterfaceNaming", "VolumesUpdateStrategy",
+    "VolumeMigration", "DisableCustomSELinuxPolicy", "AutoResourceLimitsGate", "ClusterProfiler",
+    "VMPersistentState", "VMExport", "PersistentReservation", "InstancetypeReferencePolicy",
+    "EnableVirtioFsConfigVolumes", "ExpandDisks", "PanicDevices", "LiveUpdateNADRef", "VideoConfig",
+    "SecureExecution", "MigrationPriorityQueue", "VmiMemoryOverheadReport", "LibvirtHooksServerAndClient"};
+}  // namespace
+
 bool ClusterConfig::feature_gate_enabled(std::string_view gate) const {
+  if (std::find(ga_gates.begin(), ga_gates.end(), gate) != ga_gates.end() ||
+      std::find(beta_gates.begin(), beta_gates.end(), gate) != beta_gates.end()) {
+    return true;
+  }
   return std::find(feature_gates.begin(), feature_gates.end(), gate) != feature_gates.end();
 }
 
@@ -220,6 +255,25 @@ Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) 
         }
         config.arch_emulated_machines[std::string(arch)] = std::move(globs);
       }
+    }
+  }
+  // Deprecated spec.configuration.emulatedMachines overrides every architecture's list
+  // (virt-config.go GetEmulatedMachines).
+  if (const json::Value* machines = json::find(c, "emulatedMachines"); machines != nullptr && !machines->IsNull()) {
+    std::vector<std::string> globs;
+    if (machines->IsArray()) {
+      for (const json::Value& glob : machines->GetArray()) {
+        if (glob.IsString()) {
+          globs.emplace_back(json::as_view(glob));
+        } else {
+          problems.append(problems.empty() ? "" : "; ").append("spec.configuration.emulatedMachines must hold strings");
+        }
+      }
+    } else {
+      problems.append(problems.empty() ? "" : "; ").append("spec.configuration.emulatedMachines must be a list of strings");
+    }
+    for (std::string_view arch : {"amd64", "arm64", "s390x"}) {
+      config.arch_emulated_machines[std::string(arch)] = globs;
     }
   }
   if (const json::Value* gates = json::find_path(c, {"developerConfiguration", "featureGates"})) {

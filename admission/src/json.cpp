@@ -121,7 +121,10 @@ void erase(Value& object, std::string_view key) {
   if (!object.IsObject()) {
     return;
   }
-  for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
+  // An index loop: clang 14 rejects comparing RapidJSON's mutable member iterators in C++20
+  // (-Wambiguous-reversed-operator).
+  for (rapidjson::SizeType i = 0; i < object.MemberCount(); ++i) {
+    auto it = object.MemberBegin() + i;
     if (as_view(it->name) == key) {
       object.EraseMember(it);  // keeps member order: patches and output stay stable
       return;

@@ -108,7 +108,16 @@ class Differ {
   std::size_t enter(std::string_view key) {
     const std::size_t mark = path_.size();
     path_ += '/';
-    path_ += escape_token(key);
+    // escape_token inlined without a temporary: this runs for every member visited.
+    for (char c : key) {
+      if (c == '~') {
+        path_ += "~0";
+      } else if (c == '/') {
+        path_ += "~1";
+      } else {
+        path_ += c;
+      }
+    }
     return mark;
   }
 

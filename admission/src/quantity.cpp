@@ -161,10 +161,10 @@ int128 parse_digits(std::string_view digits) {
   return result;
 }
 
-// The magnitude of pieces.whole.pieces.fraction * base^exponent in nano-units, rounded up to a
-// whole nano-unit (apimachinery rounds with inf.RoundUp, away from zero); nullopt when it exceeds
-// 2^63 units. Works on the digit string, so no intermediate value can overflow whatever the
-// length of the text or the size of the exponent.
+// The magnitude of <whole>.<fraction> * base^exponent in nano-units, rounded up to a whole
+// nano-unit (apimachinery rounds with inf.RoundUp, away from zero); nullopt when it exceeds 2^63
+// units. Works on the digit string, so no intermediate value can overflow whatever the length of
+// the text or the size of the exponent.
 std::optional<int128> magnitude_in_nanos(const Pieces& pieces, const Scaling& scaling) {
   std::string digits;
   digits.reserve(pieces.whole.size() + pieces.fraction.size());

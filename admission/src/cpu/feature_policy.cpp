@@ -34,7 +34,7 @@ ErrorList validate_arm64_model(const json::Value& vmi_spec, const FieldPath& spe
   const json::Value* cpu = json::find_path(vmi_spec, {"domain", "cpu"});
   const std::string_view model = cpu != nullptr ? json::find_string(*cpu, "model") : "";
   if (!model.empty() && model != "host-passthrough") {
-    return {{CauseType::field_value_invalid, spec_path.child("domain").child("cpu").child("model").str(),
+    return {{CauseType::field_value_not_supported, spec_path.child("domain").child("cpu").child("model").str(),
              "currently, host-passthrough is the only model supported on Arm64"}};
   }
   return {};

@@ -1,7 +1,8 @@
 // Reads/writes: spec.architecture, spec.domain.devices.{disks[*].{disk,cdrom,lun}.bus, watchdog},
 // spec.domain.firmware.bootloader.efi, spec.domain.cpu.model.
 // Follows pkg/defaults/amd64.go, arm64.go and s390x.go: the default disk bus is sata on amd64
-// (a KubeVirt choice users often do not expect) and virtio elsewhere.
+// (a KubeVirt choice users often do not expect) and virtio elsewhere; a watchdog gets i6300esb on
+// amd64 and diag288 on s390x, with action reset.
 #include "vmgate/admission/defaults/vmi.hpp"
 #include "vmgate/admission/spec.hpp"
 
@@ -24,14 +25,15 @@ void set_disk_buses(json::Value& vmi_spec, std::string_view bus, json::Allocator
   }
 }
 
-void set_amd64_watchdog(json::Value& vmi_spec, json::Allocator& allocator) {
+// SetAmd64Watchdog / SetS390xWatchdog: a present watchdog gets the arch's device, action reset.
+void set_watchdog(json::Value& vmi_spec, std::string_view device, json::Allocator& allocator) {
   json::Value* watchdog = json::find_path(vmi_spec, {"domain", "devices", "watchdog"});
   if (watchdog == nullptr || !watchdog->IsObject()) {
     return;
   }
-  json::Value& i6300esb = json::ensure_object(*watchdog, "i6300esb", allocator);
-  if (spec::empty_string(i6300esb, "action")) {
-    json::set_string(i6300esb, "action", "reset", allocator);
+  json::Value& model = json::ensure_object(*watchdog, device, allocator);
+  if (spec::empty_string(model, "action")) {
+    json::set_string(model, "action", "reset", allocator);
   }
 }
 
@@ -63,9 +65,10 @@ void set_arch_defaults(json::Value& vmi_spec, json::Allocator& allocator) {
     set_arm64_defaults(vmi_spec, allocator);
   } else if (arch == "s390x") {
     set_disk_buses(vmi_spec, "virtio", allocator);
+    set_watchdog(vmi_spec, "diag288", allocator);
   } else {
     set_disk_buses(vmi_spec, "sata", allocator);
-    set_amd64_watchdog(vmi_spec, allocator);
+    set_watchdog(vmi_spec, "i6300esb", allocator);
   }
 }
 

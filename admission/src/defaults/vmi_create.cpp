@@ -13,7 +13,8 @@ void set_status(json::Value& vmi, const ClusterConfig& config, json::Allocator& 
   json::Value& status = json::ensure_object(vmi, "status", allocator);
   const json::Value* spec_value = json::find(vmi, "spec");
   const json::Value* guest = spec_value != nullptr ? json::find_path(*spec_value, {"domain", "memory", "guest"}) : nullptr;
-  if (guest != nullptr && !guest->IsNull() && spec::unset(status, "memory")) {
+  // setGuestMemoryStatus overwrites status.memory; setCurrentCPUTopologyStatus keeps an existing one.
+  if (guest != nullptr && !guest->IsNull()) {
     json::Value memory(rapidjson::kObjectType);
     memory.AddMember("guestAtBoot", json::copy(*guest, allocator), allocator);
     memory.AddMember("guestCurrent", json::copy(*guest, allocator), allocator);
@@ -65,8 +66,16 @@ std::optional<std::string> apply_vmi_create_defaults(json::Value& vmi, std::stri
   if (supports_pcie_hotplug(*json::find(vmi, "spec"))) {
     set_pci_topology_version(meta, allocator);
   }
+  // KubeVirt appends unconditionally; vmgate adds it once so that mutating an admitted VMI
+  // again changes nothing (idempotent mutation).
+  constexpr std::string_view finalizer = "kubevirt.io/foregroundDeleteVirtualMachine";
   json::Value& finalizers = json::ensure_array(*json::find(vmi, "metadata"), "finalizers", allocator);
-  finalizers.PushBack(json::make_string("kubevirt.io/foregroundDeleteVirtualMachine", allocator), allocator);
+  for (const json::Value& existing : finalizers.GetArray()) {
+    if (existing.IsString() && json::as_view(existing) == finalizer) {
+      return std::nullopt;
+    }
+  }
+  finalizers.PushBack(json::make_string(finalizer, allocator), allocator);
   return std::nullopt;
 }
 

@@ -1,6 +1,7 @@
-// Reads/writes: spec.domain.{firmware, features, clock.timer, devices.disks, devices.inputs},
-// spec.{readinessProbe, livenessProbe}. Follows staging/src/kubevirt.io/api/core/v1/defaults.go and
-// zz_generated.defaults.go (SetObjectDefaults_VirtualMachineInstance).
+// Reads/writes: spec.domain.{firmware, features, clock.timer, devices.disks, devices.gpus, devices.inputs},
+// spec.{readinessProbe, livenessProbe}; reads spec.architecture. Follows
+// staging/src/kubevirt.io/api/core/v1/defaults.go and zz_generated.defaults.go
+// (SetObjectDefaults_VirtualMachineInstance), preceded by pkg/defaults/s390x.go setS390xDefaultFeatures.
 #include <array>
 #include <string_view>
 
@@ -23,10 +24,14 @@ void enable_if_present(Value& parent, std::string_view key, Allocator& allocator
   }
 }
 
-void set_feature_defaults(Value& domain, Allocator& allocator) {
+void set_feature_defaults(Value& domain, bool s390x, Allocator& allocator) {
   Value& features = json::ensure_object(domain, "features", allocator);
-  // ACPI is a non-pointer struct in KubeVirt: it always exists and defaults to enabled.
-  json::ensure_object(features, "acpi", allocator);
+  // ACPI is a non-pointer struct in KubeVirt: it always exists and defaults to enabled, except on
+  // s390x, where pkg/defaults/s390x.go setS390xDefaultFeatures disables it first (no ACPI there).
+  Value& acpi = json::ensure_object(features, "acpi", allocator);
+  if (s390x && spec::unset(acpi, "enabled")) {
+    json::set(acpi, "enabled", Value(false), allocator);
+  }
   enable_if_present(features, "acpi", allocator);
   enable_if_present(features, "apic", allocator);
   enable_if_present(features, "smm", allocator);
@@ -90,6 +95,19 @@ void set_disk_defaults(Value& devices, Allocator& allocator) {
   }
 }
 
+// SetObjectDefaults: gpus[*].virtualGPUOptions.display.ramFB is a FeatureState.
+void set_gpu_defaults(Value& devices, Allocator& allocator) {
+  Value* gpus = json::find(devices, "gpus");
+  if (gpus == nullptr || !gpus->IsArray()) {
+    return;
+  }
+  for (Value& gpu : gpus->GetArray()) {
+    if (Value* display = json::find_path(gpu, {"virtualGPUOptions", "display"}); display != nullptr && display->IsObject()) {
+      enable_if_present(*display, "ramFB", allocator);
+    }
+  }
+}
+
 void set_input_defaults(Value& devices, Allocator& allocator) {
   Value* inputs = json::find(devices, "inputs");
   if (inputs == nullptr || !inputs->IsArray()) {
@@ -135,10 +153,11 @@ void set_object_defaults(json::Value& vmi_spec, std::string_view uuid_seed, json
     // KubeVirt draws a random UUID here; vmgate derives one so the answer is reproducible.
     json::set_string(firmware, "uuid", name_based_uuid(std::string(uuid_seed) + "#firmware-uuid"), allocator);
   }
-  set_feature_defaults(domain, allocator);
+  set_feature_defaults(domain, json::find_string(vmi_spec, "architecture") == "s390x", allocator);
   set_timer_defaults(domain, allocator);
   Value& devices = json::ensure_object(domain, "devices", allocator);
   set_disk_defaults(devices, allocator);
+  set_gpu_defaults(devices, allocator);
   set_input_defaults(devices, allocator);
   set_probe_defaults(vmi_spec, "readinessProbe", allocator);
   set_probe_defaults(vmi_spec, "livenessProbe", allocator);

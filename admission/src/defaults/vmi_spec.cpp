@@ -175,15 +175,16 @@ void set_default_volume_disks(json::Value& vmi_spec, json::Allocator& allocator)
       }
     }
   }
+  // The set holds only the names present before: like pkg/util SetDefaultVolumeDisk, two volumes
+  // of the same name get two disks (validation then reports both duplicates).
   for (const Value& volume : json::find_array(vmi_spec, "volumes")->GetArray()) {
-    std::string name(json::find_string(volume, "name"));
+    const std::string name(json::find_string(volume, "name"));
     if (names.contains(name)) {
       continue;
     }
     Value disk(rapidjson::kObjectType);
     disk.AddMember("name", json::make_string(name, allocator), allocator);
     json::ensure_array(devices, "disks", allocator).PushBack(std::move(disk), allocator);
-    names.insert(std::move(name));
   }
 }
 

@@ -1,9 +1,11 @@
 // Reads: the whole admitted VM; instancetype and preference specs; cluster configuration.
-// Follows vm.go SetupVMIFromVM/startVMI, controller.go ApplyToVMI and annotations.Set, and
-// expand.go Expand.
+// Follows vm.go SetupVMIFromVM/startVMI (setupStableFirmwareUUID with firmware.go
+// CalculateLegacyUUID), controller.go ApplyToVMI and annotations.Set, and expand.go Expand.
 #include "vmgate/admission/expand/expand.hpp"
 
-#include "vmgate/admission/defaults/vm.hpp"
+#include <boost/uuid/name_generator_sha1.hpp>
+#include <boost/uuid/uuid_io.hpp>
+
 #include "vmgate/admission/defaults/vmi.hpp"
 #include "vmgate/admission/instancetype/apply.hpp"
 #include "vmgate/admission/instancetype/find.hpp"
@@ -20,9 +22,18 @@ using json::Value;
 std::string join(const std::vector<std::string>& fields) {
   std::string out;
   for (const std::string& field : fields) {
-    out.append(out.empty() ? "" : " ").append(field);
+    out.append(out.empty() ? "" : ", ").append(field);
   }
   return out;
+}
+
+// pkg/virt-controller/watch/vm/firmware.go CalculateLegacyUUID: a version 5 UUID of the VM name in
+// KubeVirt's namespace 6a1a24a1-4061-4607-8bf4-a3963d0c5895, so vmgate predicts the same value.
+std::string legacy_firmware_uuid(std::string_view name) {
+  constexpr boost::uuids::uuid kubevirt_namespace{
+      {0x6a, 0x1a, 0x24, 0xa1, 0x40, 0x61, 0x46, 0x07, 0x8b, 0xf4, 0xa3, 0x96, 0x3d, 0x0c, 0x58, 0x95}};
+  const boost::uuids::name_generator_sha1 generate(kubevirt_namespace);
+  return boost::uuids::to_string(generate(name.data(), name.size()));
 }
 
 // annotations.Set: the kind decides between the namespaced and the cluster annotation.
@@ -70,10 +81,10 @@ Result<json::Document> build_vmi(const json::Value& vm, std::string_view namespa
   vmi.AddMember("spec", std::move(spec_value), allocator);
   Value& spec_ref = *json::find(vmi, "spec");
 
-  // setupStableFirmwareUUID: the VM mutator normally set one; otherwise a name-derived UUID.
+  // setupStableFirmwareUUID: the VM mutator normally set one; otherwise KubeVirt's legacy UUID.
   Value& firmware = json::ensure_object(spec::domain(spec_ref, allocator), "firmware", allocator);
   if (spec::empty_string(firmware, "uuid")) {
-    json::set_string(firmware, "uuid", defaults::name_based_uuid("legacy:" + std::string(name)), allocator);
+    json::set_string(firmware, "uuid", legacy_firmware_uuid(name), allocator);
   }
   defaults::set_default_volume_disks(spec_ref, allocator);
   json::ensure_array(*json::find(vmi, "metadata"), "finalizers", allocator)

@@ -1,6 +1,9 @@
 // Reads: VM spec.{instancetype,preference}.{name,kind,revisionName},
 // status.{instancetypeRef,preferenceRef}.controllerRevisionRef.name; cluster objects.
-// Follows pkg/instancetype/find/spec.go and pkg/instancetype/preference/find/spec.go.
+// Follows pkg/instancetype/find/{spec,revision}.go, pkg/instancetype/preference/find/{spec,revision}.go
+// and pkg/instancetype/compatibility/compatibility.go: revisions are consulted before the kind is
+// looked at, a missing referenced revision is an error, and a revision must hold a v1beta1 object
+// of the matcher's type.
 #include "vmgate/admission/instancetype/find.hpp"
 
 #include <algorithm>
@@ -21,10 +24,26 @@ std::string not_found(ObjectKind kind, std::string_view name) {
   return std::string(group_resource(kind)) + " \"" + std::string(name) + "\" not found";
 }
 
-// A ControllerRevision stores the whole instancetype/preference object in `data`.
-const json::Value* revision_spec(const json::Value& revision) {
+// A ControllerRevision stores the whole instancetype/preference object in `data`; KubeVirt decodes
+// it with a scheme that only knows instancetype.kubevirt.io/v1beta1 and then insists on the
+// matcher's type (compatibility.go GetInstancetypeSpec / GetPreferenceSpec).
+Result<const json::Value*> revision_spec(MatcherType type, const json::Value& revision) {
+  static const json::Value empty_spec(rapidjson::kObjectType);  // immutable: no shared mutable state
   const json::Value* data = json::find_object(revision, "data");
-  return data != nullptr ? json::find_object(*data, "spec") : nullptr;
+  const std::string_view api_version = data != nullptr ? json::find_string(*data, "apiVersion") : "";
+  const std::string_view kind = data != nullptr ? json::find_string(*data, "kind") : "";
+  if (api_version != "instancetype.kubevirt.io/v1beta1" ||
+      (kind != "VirtualMachineInstancetype" && kind != "VirtualMachineClusterInstancetype" &&
+       kind != "VirtualMachinePreference" && kind != "VirtualMachineClusterPreference")) {
+    return Error{"failed to decode object in ControllerRevision: no kind \"" + std::string(kind) +
+                 "\" is registered for version \"" + std::string(api_version) + "\""};
+  }
+  const bool wants_instancetype = type == MatcherType::instancetype;
+  if (wants_instancetype != (kind.find("Instancetype") != std::string_view::npos)) {
+    return Error{"unexpected type in ControllerRevision: *v1beta1." + std::string(kind)};
+  }
+  const json::Value* spec = json::find_object(*data, "spec");
+  return spec != nullptr ? spec : &empty_spec;
 }
 
 }  // namespace
@@ -54,40 +73,49 @@ Result<FoundSpec> find_spec(MatcherType type, const json::Value& vm, std::string
   const bool is_instancetype = type == MatcherType::instancetype;
   const json::Value* matcher = json::find_path(vm, {"spec", is_instancetype ? "instancetype" : "preference"});
   FoundSpec found;
-  if (matcher == nullptr || !matcher->IsObject() || json::find_string(*matcher, "name").empty()) {
+  if (matcher == nullptr || !matcher->IsObject()) {
     return found;
   }
-  Result<ObjectKind> kind = matcher_kind(type, json::find_string(*matcher, "kind"));
-  if (!kind) {
-    return kind.error();
-  }
-  found.kind = *kind;
   found.name = std::string(json::find_string(*matcher, "name"));
+  Result<ObjectKind> kind = matcher_kind(type, json::find_string(*matcher, "kind"));
+  found.kind = kind ? *kind : (is_instancetype ? ObjectKind::cluster_instancetype : ObjectKind::cluster_preference);
+  auto from_revision = [&](const json::Value& stored) -> Result<FoundSpec> {
+    Result<const json::Value*> spec = revision_spec(type, stored);
+    if (!spec) {
+      return spec.error();
+    }
+    found.spec = *spec;
+    return found;
+  };
 
+  // revision.go: revisionName wins over status.*Ref, and both come before the kind is read.
   if (std::string_view revision = json::find_string(*matcher, "revisionName"); !revision.empty()) {
     const json::Value* stored = cluster.find(ObjectKind::controller_revision, namespace_name, revision);
     if (stored == nullptr) {
       return Error{not_found(ObjectKind::controller_revision, revision)};
     }
-    found.spec = revision_spec(*stored);
-    if (found.spec == nullptr) {
-      return Error{"ControllerRevision " + std::string(revision) + " holds no instancetype.kubevirt.io object"};
-    }
-    return found;
+    return from_revision(*stored);
   }
   const json::Value* ref =
       json::find_path(vm, {"status", is_instancetype ? "instancetypeRef" : "preferenceRef", "controllerRevisionRef"});
-  if (ref != nullptr) {
-    std::string_view revision = json::find_string(*ref, "name");
-    const json::Value* stored =
-        revision.empty() ? nullptr : cluster.find(ObjectKind::controller_revision, namespace_name, revision);
-    const json::Value* labels = stored != nullptr ? json::find_path(*stored, {"metadata", "labels"}) : nullptr;
-    if (labels != nullptr && json::find_string(*labels, "instancetype.kubevirt.io/object-name") == found.name) {
-      if (const json::Value* spec = revision_spec(*stored)) {
-        found.spec = spec;
-        return found;
-      }
+  if (std::string_view revision = ref != nullptr ? json::find_string(*ref, "name") : ""; !revision.empty()) {
+    const json::Value* stored = cluster.find(ObjectKind::controller_revision, namespace_name, revision);
+    if (stored == nullptr) {
+      return Error{not_found(ObjectKind::controller_revision, revision)};
     }
+    // Only a revision of the object the matcher names (bug #14595).
+    const json::Value* labels = json::find_path(*stored, {"metadata", "labels"});
+    const json::Value* object_name =
+        labels != nullptr ? json::find(*labels, "instancetype.kubevirt.io/object-name") : nullptr;
+    if (object_name != nullptr && object_name->IsString() && json::as_view(*object_name) == found.name) {
+      return from_revision(*stored);
+    }
+  }
+  if (found.name.empty()) {
+    return found;  // only inferFromVolume: nothing to look up (the mutator infers the name first)
+  }
+  if (!kind) {
+    return kind.error();
   }
   const json::Value* object = cluster.find(found.kind, namespace_name, found.name);
   if (object == nullptr) {

@@ -44,10 +44,11 @@ void apply_disks(const Value& preferred, Value& devices, Allocator& allocator) {
   }
 }
 
-// InterfaceBindingMethod members plus the binding plugin (interface.go isInterfaceBindingUnset).
+// InterfaceBindingMethod members (JSON names) plus the binding plugin (interface.go
+// isInterfaceBindingUnset).
 bool binding_unset(const Value& iface) {
   constexpr std::array<std::string_view, 8> bindings{"bridge", "slirp", "masquerade", "sriov",
-                                                     "macvtap", "passt", "deprecatedPasst", "binding"};
+                                                     "macvtap", "passt", "passtBinding", "binding"};
   for (std::string_view binding : bindings) {
     if (json::has(iface, binding)) {
       return false;

@@ -1,8 +1,8 @@
 // Reads: spec.domain.cpu.{threads, dedicatedCpuPlacement, isolateEmulatorThread, numa, realtime},
 // spec.domain.resources.{requests,limits}.cpu, spec.domain.memory.hugepages.
 // Follows vmi-create-admitter.go validateCPURequestNotNegative, validateCPULimitNotNegative,
-// validateCpuRequestDoesNotExceedLimit, validateCPUIsolatorThread, validateNUMA,
-// validateThreadCountOnDedicatedCPUPlacement.
+// validateCpuRequestDoesNotExceedLimit, validateThreadCountOnDedicatedCPUPlacement (part of
+// validateCpuPinning), validateNUMA (the NUMA gate is GA) and validateCPUIsolatorThread, in that order.
 #include "vmgate/admission/quantity_json.hpp"
 #include "vmgate/admission/spec.hpp"
 #include "vmgate/admission/validation/rules.hpp"
@@ -27,7 +27,12 @@ ErrorList validate_cpu(const json::Value& spec, const FieldPath& path) {
     causes.push_back({CauseType::field_value_invalid, limit_path.str(),
                       limit_path.str() + " '" + limit->to_string() + "': must be greater than or equal to 0."});
   }
-  if (request && limit && limit->sign() > 0 && *request > *limit) {
+  // Go compares MilliValue()s (rounded up to whole millicores), not exact values.
+  const auto milli = [](const std::optional<Quantity>& quantity) -> std::int64_t {
+    Result<std::int64_t> value = quantity ? quantity->milli_value() : Result<std::int64_t>(0);
+    return value ? *value : 0;
+  };
+  if (request && limit && milli(limit) > 0 && milli(request) > milli(limit)) {
     causes.push_back({CauseType::field_value_invalid, request_path.str(),
                       request_path.str() + " '" + request->to_string() + "' is greater than " + limit_path.str() +
                           " '" + limit->to_string() + "'"});
@@ -38,6 +43,14 @@ ErrorList validate_cpu(const json::Value& spec, const FieldPath& path) {
   }
   const FieldPath cpu_path = path.child("domain").child("cpu");
   const bool dedicated = spec::is_true(*cpu, "dedicatedCpuPlacement");
+  // validateCpuPinning (only its thread-count rule) comes before NUMA; its cause names the
+  // dedicatedCpuPlacement field although the message is about threads.
+  if (dedicated && spec::uint_or_zero(*cpu, "threads") > 2) {
+    causes.push_back({CauseType::field_value_invalid, cpu_path.child("dedicatedCpuPlacement").str(),
+                      "Not more than two threads must be provided at " + cpu_path.child("threads").str() + " (got " +
+                          std::to_string(spec::uint_or_zero(*cpu, "threads")) +
+                          ") when DedicatedCPUPlacement is true"});
+  }
   if (const json::Value* numa = json::find_object(*cpu, "numa"); numa != nullptr && json::has(*numa, "guestMappingPassthrough")) {
     const std::string numa_field = cpu_path.child("numa").child("guestMappingPassthrough").str();
     if (!dedicated) {
@@ -55,12 +68,6 @@ ErrorList validate_cpu(const json::Value& spec, const FieldPath& path) {
   if (spec::is_true(*cpu, "isolateEmulatorThread") && !dedicated) {
     causes.push_back({CauseType::field_value_invalid, cpu_path.child("isolateEmulatorThread").str(),
                       "IsolateEmulatorThread should be only set in combination with DedicatedCPUPlacement"});
-  }
-  if (dedicated && spec::uint_or_zero(*cpu, "threads") > 2) {
-    causes.push_back({CauseType::field_value_invalid, cpu_path.child("threads").str(),
-                      "Not more than two threads must be provided at " + cpu_path.child("threads").str() + " (got " +
-                          std::to_string(spec::uint_or_zero(*cpu, "threads")) +
-                          ") when DedicatedCPUPlacement is true"});
   }
   return causes;
 }

@@ -42,7 +42,8 @@ ErrorList validate_io_threads_policy(const json::Value& spec, const FieldPath& p
     const json::Value* threads = json::find_object(*domain, "ioThreads");
     const json::Value* count = threads != nullptr ? json::find(*threads, "supplementalPoolThreadCount") : nullptr;
     if (count == nullptr || !count->IsInt64() || count->GetInt64() < 1) {
-      return {{CauseType::field_value_invalid, path.child("domain").child("ioThreads").str(),
+      // KubeVirt names a field that does not exist (ioThreads.count); kept for identical causes.
+      return {{CauseType::field_value_invalid, path.child("domain").child("ioThreads").child("count").str(),
                "the number of iothreads needs to be set and positive for the dedicated policy"}};
     }
   }
@@ -50,11 +51,13 @@ ErrorList validate_io_threads_policy(const json::Value& spec, const FieldPath& p
 }
 
 ErrorList validate_host_devices(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
+  // Go tests `HostDevices != nil`: an empty list `[]` counts as set.
   const json::Value* devices = json::find_path(spec, {"domain", "devices"});
-  if (devices == nullptr || spec::empty_list(*devices, "hostDevices") || config.feature_gate_enabled("HostDevices")) {
+  if (devices == nullptr || spec::unset(*devices, "hostDevices") || config.feature_gate_enabled("HostDevices")) {
     return {};
   }
-  return {{CauseType::field_value_invalid, path.child("domain").child("devices").child("hostDevices").str(),
+  // KubeVirt's field is `<spec>.HostDevices` (field.Child("HostDevices")), not the device list's path.
+  return {{CauseType::field_value_invalid, path.child("HostDevices").str(),
            "Host Devices feature gate is not enabled in kubevirt-config"}};
 }
 

@@ -11,7 +11,10 @@ namespace vmgate::admission::validation {
 
 namespace {
 
-void validate_bus(const json::Value& disk, const FieldPath& disk_path, ErrorList& causes) {
+// `io_thread_path` reproduces KubeVirt's field for the IOThreads cause: validateBusSupport appends
+// domain.devices.disks[i] to a path that already ends in domain.devices.disks.
+void validate_bus(const json::Value& disk, const FieldPath& disk_path, const FieldPath& io_thread_path,
+                  ErrorList& causes) {
   std::string_view type;
   for (std::string_view target : {"disk", "lun", "cdrom"}) {
     if (json::has(disk, target)) {
@@ -44,7 +47,7 @@ void validate_bus(const json::Value& disk, const FieldPath& disk_path, ErrorList
     }
   }
   if (spec::is_true(disk, "dedicatedIOThread") && bus != "virtio") {
-    causes.push_back({CauseType::field_value_not_supported, disk_path.str(),
+    causes.push_back({CauseType::field_value_not_supported, io_thread_path.str(),
                       "IOThreads are not supported for disks on a " + std::string(bus) + " bus"});
   }
 }
@@ -106,7 +109,7 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
       causes.push_back({CauseType::field_value_invalid, disk_path.child("bootOrder").str(),
                         disk_path.str() + " must have a boot order > 0, if supplied"});
     }
-    validate_bus(disk, disk_path, causes);
+    validate_bus(disk, disk_path, disks_path.child("domain").child("devices").child("disks").index(i), causes);
   }
   return causes;
 }

@@ -1,6 +1,6 @@
 // Reads: spec.networks[*].name, spec.domain.devices.interfaces[*].name.
-// Follows pkg/network/admitter/netiface.go (interfaces ↔ networks, unique names).
-#include <unordered_map>
+// Follows pkg/network/admitter/netiface.go (interfaces ↔ networks, unique names), in the order
+// of pkg/network/admitter/validator.go Validate.
 #include <unordered_set>
 
 #include "vmgate/admission/validation/rules.hpp"
@@ -26,30 +26,41 @@ ErrorList validate_network_names(const json::Value& spec, const FieldPath& path)
       interface_names.insert(json::find_string(iface, "name"));
     }
   }
+  // pkg/network/admitter/validator.go order: unique network names, networks → interfaces,
+  // unique interface names, interfaces → networks; each a pass over the whole list.
   if (networks != nullptr) {
-    std::unordered_map<std::string_view, rapidjson::SizeType> seen;
+    std::unordered_set<std::string_view> seen;
+    for (rapidjson::SizeType i = 0; i < networks->Size(); ++i) {
+      const std::string_view name = json::find_string((*networks)[i], "name");
+      if (!seen.insert(name).second) {
+        causes.push_back({CauseType::field_value_duplicate, path.child("networks").index(i).child("name").str(),
+                          "Network with name \"" + std::string(name) +
+                              "\" already exists, every network must have a unique name"});
+      }
+    }
     for (rapidjson::SizeType i = 0; i < networks->Size(); ++i) {
       const std::string_view name = json::find_string((*networks)[i], "name");
       const std::string field = path.child("networks").index(i).child("name").str();
       if (!interface_names.contains(name)) {
         causes.push_back({CauseType::field_value_required, field, field + " '" + std::string(name) + "' not found."});
       }
-      if (!seen.emplace(name, i).second) {
-        causes.push_back({CauseType::field_value_duplicate, field, "Network with name \"" + std::string(name) +
-                                                                      "\" already exists, every network must have a unique name"});
-      }
     }
   }
   if (interfaces != nullptr) {
+    const FieldPath interfaces_path = path.child("domain").child("devices").child("interfaces");
     std::unordered_set<std::string_view> seen;
     for (rapidjson::SizeType i = 0; i < interfaces->Size(); ++i) {
       const std::string_view name = json::find_string((*interfaces)[i], "name");
-      const std::string field = path.child("domain").child("devices").child("interfaces").index(i).child("name").str();
+      if (!seen.insert(name).second) {
+        causes.push_back({CauseType::field_value_duplicate, interfaces_path.index(i).child("name").str(),
+                          "Only one interface can be connected to one specific network"});
+      }
+    }
+    for (rapidjson::SizeType i = 0; i < interfaces->Size(); ++i) {
+      const std::string_view name = json::find_string((*interfaces)[i], "name");
+      const std::string field = interfaces_path.index(i).child("name").str();
       if (!network_names.contains(name)) {
         causes.push_back({CauseType::field_value_invalid, field, field + " '" + std::string(name) + "' not found."});
-      }
-      if (!seen.insert(name).second) {
-        causes.push_back({CauseType::field_value_duplicate, field, "Only one interface can be connected to one specific network"});
       }
     }
   }

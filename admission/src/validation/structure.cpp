@@ -11,7 +11,9 @@
 //     context, translated into FieldErrors with kube-openapi's wording.
 // Both engines see the same keywords (type, properties, required, items,
 // additionalProperties, enum, minimum, maximum), whose meaning is identical in draft 4 and 7.
-// Should they ever disagree, valijson's answer is the one returned.
+// They differ only at the edges (valijson reads an integer above INT64_MAX as negative; on
+// duplicate keys it checks the first only): a rejection by the fast path that valijson
+// cannot explain yields no error, so the fast path never makes vmgate stricter.
 
 // json.hpp first: it defines RAPIDJSON_ASSERT for every translation unit (one definition,
 // no ODR split) and has already included RapidJSON. valijson's RapidJSON adapter, seeing a
@@ -41,8 +43,6 @@
 #include <rapidjson/schema.h>
 #pragma GCC diagnostic pop
 
-#include "vmgate/admission/validation/structure.hpp"
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -55,6 +55,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "vmgate/admission/validation/structure.hpp"
 
 namespace vmgate::admission {
 
@@ -128,7 +130,8 @@ class SchemaExpander {
         schema_bug("\"required\" is not an array");
       }
       for (const json::Value& name : required->GetArray()) {
-        if (!name.IsString() || properties == nullptr || json::find(*properties, json::as_view(name)) == nullptr) {
+        if (!name.IsString() || properties == nullptr ||
+            json::find(*properties, json::as_view(name)) == nullptr) {
           schema_bug("required member " + json::to_string(name) + " is not a declared property");
         }
       }
@@ -141,10 +144,10 @@ class SchemaExpander {
         // valijson evaluates these with std::regex: slow and recursive on long input.
         schema_bug("\"" + std::string(keyword) + "\" is not allowed");
       }
-      json::Value value;
       if (keyword == "definitions") {
         continue;
       }
+      json::Value value;
       if (keyword == "properties") {
         if (!it->value.IsObject()) {
           schema_bug("\"properties\" is not an object");
@@ -155,7 +158,8 @@ class SchemaExpander {
           value.AddMember(json::Value(p->name, allocator),
                           expand(p->value, optional, depth + 1, allocator), allocator);
         }
-      } else if (keyword == "items" || (keyword == "additionalProperties" && it->value.IsObject())) {
+      } else if (keyword == "items" ||
+                 (keyword == "additionalProperties" && it->value.IsObject())) {
         value = expand(it->value, true, depth + 1, allocator);
       } else {
         value.CopyFrom(it->value, allocator);
@@ -236,7 +240,7 @@ std::string_view actual_type(const json::Value& value) {
 std::string expected_types(const json::Value* schema) {
   const json::Value* type = schema == nullptr ? nullptr : json::find(*schema, "type");
   if (type == nullptr) {
-    return "object";
+    return "unknown";  // not reached: a type error comes from a schema with a "type"
   }
   if (type->IsString()) {
     return std::string(json::as_view(*type));
@@ -267,7 +271,8 @@ std::string number_text(const json::Value* number) {
     return std::to_string(number->GetUint64());
   }
   std::array<char, 32> buffer{};
-  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), number->GetDouble());
+  const auto result =
+      std::to_chars(buffer.data(), buffer.data() + buffer.size(), number->GetDouble());
   return std::string(buffer.data(), result.ptr);
 }
 
@@ -320,16 +325,20 @@ std::optional<std::string> range_violation(const json::Value* value, const json:
     const json::Value* number = json::find(*schema, keyword);
     return number != nullptr && number->IsNumber() ? number : nullptr;
   };
-  if (const json::Value* minimum = bound("minimum"); minimum != nullptr && compare_numbers(*value, *minimum) < 0) {
+  if (const json::Value* minimum = bound("minimum");
+      minimum != nullptr && compare_numbers(*value, *minimum) < 0) {
     return "greater than or equal to " + number_text(minimum);
   }
-  if (const json::Value* minimum = bound("exclusiveMinimum"); minimum != nullptr && compare_numbers(*value, *minimum) <= 0) {
+  if (const json::Value* minimum = bound("exclusiveMinimum");
+      minimum != nullptr && compare_numbers(*value, *minimum) <= 0) {
     return "greater than " + number_text(minimum);
   }
-  if (const json::Value* maximum = bound("maximum"); maximum != nullptr && compare_numbers(*value, *maximum) > 0) {
+  if (const json::Value* maximum = bound("maximum");
+      maximum != nullptr && compare_numbers(*value, *maximum) > 0) {
     return "less than or equal to " + number_text(maximum);
   }
-  if (const json::Value* maximum = bound("exclusiveMaximum"); maximum != nullptr && compare_numbers(*value, *maximum) >= 0) {
+  if (const json::Value* maximum = bound("exclusiveMaximum");
+      maximum != nullptr && compare_numbers(*value, *maximum) >= 0) {
     return "less than " + number_text(maximum);
   }
   return std::nullopt;
@@ -346,7 +355,8 @@ class Translator {
 
   void add(const valijson::ValidationResults::Error& error) {
     const std::string_view description = error.description;
-    if (starts_with(description, "Failed to validate") || starts_with(description, "Cannot validate")) {
+    if (starts_with(description, "Failed to validate") ||
+        starts_with(description, "Cannot validate")) {
       return;  // a link of the chain that leads to the leaf error, reported on its own
     }
     Location at = locate(error.context);
@@ -363,11 +373,13 @@ class Translator {
     const std::string subject = at.path.str().empty() ? "body" : at.path.str() + " in body";
     if (description == "Value type not permitted by 'type' constraint.") {
       std::string message = subject + " must be of type " + expected_types(at.schema) + ": \"" +
-                            std::string(at.value != nullptr ? actual_type(*at.value) : "null") + "\"";
+                            std::string(at.value != nullptr ? actual_type(*at.value) : "null") +
+                            "\"";
       record(std::move(at), priority_type, CauseType::field_value_invalid, std::move(message));
     } else if (description == "Failed to match against any enum values.") {
       std::string message = subject + " should be one of " + enum_text(at.schema);
-      record(std::move(at), priority_enum, CauseType::field_value_not_supported, std::move(message));
+      record(std::move(at), priority_enum, CauseType::field_value_not_supported,
+             std::move(message));
     } else if (starts_with(description, "Expected number")) {
       // valijson compares as double after reading every integer as int64 (a uint64 above
       // INT64_MAX wraps negative), so the bound is found again here with exact arithmetic.
@@ -406,9 +418,9 @@ class Translator {
 
   struct Location {
     FieldPath path;
-    std::vector<std::size_t> order;        // member / item positions from the root
-    const json::Value* value = nullptr;    // null when the context could not be followed
-    const json::Value* schema = nullptr;   // null for a field the schema does not declare
+    std::vector<std::size_t> order;       // member / item positions from the root
+    const json::Value* value = nullptr;   // null when the context could not be followed
+    const json::Value* schema = nullptr;  // null for a field the schema does not declare
   };
 
   struct Cause {
@@ -428,8 +440,8 @@ class Translator {
       }
       return;
     }
-    causes_.push_back(Cause{std::move(at.order), priority,
-                            FieldError{type, at.path.str(), std::move(message)}});
+    causes_.push_back(
+        Cause{std::move(at.order), priority, FieldError{type, at.path.str(), std::move(message)}});
   }
 
   // Follows valijson's context (["<root>", "[spec]", "[template]", ..., "[3]"]) through the
@@ -446,8 +458,10 @@ class Translator {
       }
       if (at.value != nullptr && at.value->IsArray()) {
         std::size_t index = 0;
-        const auto [end, ec] = std::from_chars(segment.data(), segment.data() + segment.size(), index);
-        if (ec == std::errc{} && end == segment.data() + segment.size() && index < at.value->Size()) {
+        const auto [end, ec] =
+            std::from_chars(segment.data(), segment.data() + segment.size(), index);
+        if (ec == std::errc{} && end == segment.data() + segment.size() &&
+            index < at.value->Size()) {
           at.path = at.path.index(index);
           at.order.push_back(index);
           at.value = &(*at.value)[static_cast<rapidjson::SizeType>(index)];
@@ -463,7 +477,8 @@ class Translator {
         }
         map_values = json::find_object(*at.schema, "additionalProperties");
       }
-      at.path = declared == nullptr && map_values != nullptr ? at.path.key(segment) : at.path.child(segment);
+      at.path = declared == nullptr && map_values != nullptr ? at.path.key(segment)
+                                                             : at.path.child(segment);
       at.schema = declared != nullptr ? declared : map_values;
       if (at.value != nullptr && at.value->IsObject()) {
         const std::size_t position = member_position(*at.value, segment);
@@ -508,7 +523,8 @@ class Translator {
   const json::Value& root_schema_;
   std::vector<Cause> causes_;
   std::unordered_map<std::string, std::size_t> by_path_;
-  std::unordered_map<const json::Value*, std::unordered_map<std::string_view, std::size_t>> member_index_;
+  std::unordered_map<const json::Value*, std::unordered_map<std::string_view, std::size_t>>
+      member_index_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -534,7 +550,8 @@ FastVerdict accept_iteratively(const json::Value& root, Handler& handler, std::s
       case rapidjson::kNullType: return handler.Null();
       case rapidjson::kFalseType: return handler.Bool(false);
       case rapidjson::kTrueType: return handler.Bool(true);
-      case rapidjson::kStringType: return handler.String(value.GetString(), value.GetStringLength(), false);
+      case rapidjson::kStringType:
+        return handler.String(value.GetString(), value.GetStringLength(), false);
       case rapidjson::kNumberType:
         if (value.IsDouble()) {
           return handler.Double(value.GetDouble());
@@ -549,12 +566,8 @@ FastVerdict accept_iteratively(const json::Value& root, Handler& handler, std::s
           return handler.Int64(value.GetInt64());
         }
         return handler.Uint64(value.GetUint64());
-      case rapidjson::kObjectType:
-        stack.push_back(Frame{&value, 0});
-        return handler.StartObject();
-      case rapidjson::kArrayType:
-        stack.push_back(Frame{&value, 0});
-        return handler.StartArray();
+      case rapidjson::kObjectType: stack.push_back(Frame{&value, 0}); return handler.StartObject();
+      case rapidjson::kArrayType: stack.push_back(Frame{&value, 0}); return handler.StartArray();
     }
     return false;
   };
@@ -692,6 +705,9 @@ ErrorList StructureValidator::validate(StructureKind kind, const json::Value& ob
     // Not expected for any input; a denial is better than an exception across the pipeline.
     return {FieldError{CauseType::field_value_invalid, "",
                        std::string("the object's structure could not be validated: ") + e.what()}};
+  } catch (...) {
+    return {FieldError{CauseType::field_value_invalid, "",
+                       "the object's structure could not be validated"}};
   }
 }
 

@@ -1,9 +1,12 @@
-// Reads: VM spec.{template, running, runStrategy, dataVolumeTemplates}, metadata.namespace.
-// Follows vms-admitter.go ValidateVirtualMachineSpec / validateRunStrategy and
-// pkg/storage/admitters/data-volume-template.go.
+// Reads: VM spec.{template, running, runStrategy, dataVolumeTemplates}, the template's
+// domain.{cpu.{sockets,maxSockets,realtime,numa}, memory, launchSecurity} and architecture; the
+// request's namespace. Follows vms-admitter.go ValidateVirtualMachineSpec (validateRunStrategy,
+// validateLiveUpdateFeatures), pkg/storage/admitters/data-volume-template.go and, as the later
+// storage stage, its namespace check.
 #include <algorithm>
 #include <array>
 
+#include "vmgate/admission/quantity_json.hpp"
 #include "vmgate/admission/spec.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 
@@ -46,18 +49,22 @@ std::optional<FieldError> validate_data_volume(const json::Value& dvt, const Fie
                       "Data volume should have either Source, SourceRef, or be externally populated"};
   }
   if (const json::Value* source = json::find_object(s, "source"); source != nullptr) {
-    bool any = false;
+    // validateNumberOfSources: exactly one DataVolumeSource member.
+    int count = 0;
     for (auto it = source->MemberBegin(); it != source->MemberEnd(); ++it) {
-      any = any || !it->value.IsNull();
+      count += it->value.IsNull() ? 0 : 1;
     }
-    if (!any) {
+    if (count == 0) {
       return FieldError{CauseType::field_value_invalid, path.child("source").str(), "Missing dataVolume valid source"};
+    }
+    if (count > 1) {
+      return FieldError{CauseType::field_value_invalid, path.child("source").str(), "Multiple dataVolume sources"};
     }
   }
   return std::nullopt;
 }
 
-ErrorList validate_data_volume_templates(const json::Value& vm, std::string_view namespace_name) {
+ErrorList validate_data_volume_templates(const json::Value& vm) {
   ErrorList causes;
   const json::Value* templates = json::find_path(vm, {"spec", "dataVolumeTemplates"});
   if (templates == nullptr || !templates->IsArray()) {
@@ -71,8 +78,7 @@ ErrorList validate_data_volume_templates(const json::Value& vm, std::string_view
       causes.push_back(std::move(*cause));
       continue;
     }
-    const json::Value& metadata = *json::find(dvt, "metadata");
-    const std::string_view name = json::find_string(metadata, "name");
+    const std::string_view name = json::find_string(*json::find(dvt, "metadata"), "name");
     bool referenced = false;
     if (volumes != nullptr && volumes->IsArray()) {
       for (const json::Value& volume : volumes->GetArray()) {
@@ -90,12 +96,100 @@ ErrorList validate_data_volume_templates(const json::Value& vm, std::string_view
                         "DataVolumeTemplate entry " + base.index(i).str() +
                             " must be referenced in the VMI template's 'volumes' list"});
     }
-    // vms-admitter.go validateVolumeRequests / storage admitter: embedded namespace must match.
-    if (std::string_view dv_namespace = json::find_string(metadata, "namespace");
-        !dv_namespace.empty() && dv_namespace != namespace_name) {
-      causes.push_back({CauseType::field_value_invalid, base.index(i).child("metadata").child("namespace").str(),
+  }
+  return causes;
+}
+
+// pkg/storage/admitters/data-volume-template.go validateVirtualMachineDataVolumeTemplateNamespace:
+// a later stage (storageadmitters.Admit), reached only when the spec validation passed. It checks
+// every template, and names the whole entry `spec.dataVolumeTemplates[i]`. (KubeVirt skips it on
+// an UPDATE that leaves the templates unchanged; vmgate sees no old object here.)
+ErrorList validate_data_volume_template_namespaces(const json::Value& vm, std::string_view namespace_name) {
+  ErrorList causes;
+  const json::Value* templates = json::find_path(vm, {"spec", "dataVolumeTemplates"});
+  if (templates == nullptr || !templates->IsArray()) {
+    return causes;
+  }
+  for (rapidjson::SizeType i = 0; i < templates->Size(); ++i) {
+    const json::Value* metadata = json::find_object((*templates)[i], "metadata");
+    const std::string_view dv_namespace = metadata != nullptr ? json::find_string(*metadata, "namespace") : "";
+    if (!dv_namespace.empty() && dv_namespace != namespace_name) {
+      causes.push_back({CauseType::field_value_invalid, FieldPath("spec").child("dataVolumeTemplates").index(i).str(),
                         "Embedded DataVolume namespace " + std::string(dv_namespace) + " differs from VM namespace " +
                             std::string(namespace_name)});
+    }
+  }
+  return causes;
+}
+
+// pkg/liveupdate/memory/memory.go ValidateLiveUpdateMemory: the first reason memory hotplug
+// cannot work with this spec and maxGuest, or "" when it can.
+std::string live_update_memory_problem(const json::Value& template_spec, const json::Value& domain,
+                                       const Quantity& max_guest) {
+  if (const json::Value* cpu = json::find_object(domain, "cpu")) {
+    if (json::has(*cpu, "realtime")) {
+      return "Memory hotplug is not compatible with realtime VMs";
+    }
+    if (const json::Value* numa = json::find_object(*cpu, "numa"); numa != nullptr && json::has(*numa, "guestMappingPassthrough")) {
+      return "Memory hotplug is not compatible with guest mapping passthrough";
+    }
+  }
+  if (json::has(domain, "launchSecurity")) {
+    return "Memory hotplug is not compatible with encrypted VMs";
+  }
+  const json::Value* memory = json::find_object(domain, "memory");
+  std::int64_t alignment = 2LL * 1024 * 1024;
+  std::string alignment_text = "2Mi";
+  if (const json::Value* hugepages = memory != nullptr ? json::find_object(*memory, "hugepages") : nullptr;
+      hugepages != nullptr && json::find_string(*hugepages, "pageSize") == "1Gi") {
+    alignment = 1024LL * 1024 * 1024;
+    alignment_text = "1Gi";
+  }
+  const std::optional<Quantity> guest = memory != nullptr ? quantity_at(*memory, "guest") : std::nullopt;
+  if (!guest) {
+    return "Guest memory must be configured when memory hotplug is enabled";
+  }
+  if (*guest > max_guest) {
+    return "Guest memory is greater than the configured maxGuest memory";
+  }
+  const Result<std::int64_t> guest_bytes = guest->value();
+  const Result<std::int64_t> max_bytes = max_guest.value();
+  if (!guest_bytes || *guest_bytes % alignment != 0) {
+    return "Guest memory must be " + alignment_text + " aligned";
+  }
+  if (!max_bytes || *max_bytes % alignment != 0) {
+    return "MaxGuest must be " + alignment_text + " aligned";
+  }
+  if (json::find_string(template_spec, "architecture") != "amd64") {
+    return "Memory hotplug is only available for x86_64 VMs";
+  }
+  if (*guest_bytes < 1024LL * 1024 * 1024) {
+    return "Memory hotplug is only available for VMs with at least 1Gi of guest memory";
+  }
+  return "";
+}
+
+// vms-admitter.go validateLiveUpdateFeatures (LiveUpdate rollout only).
+ErrorList validate_live_update(const json::Value& template_spec, const ClusterConfig& config) {
+  ErrorList causes;
+  const json::Value* domain = json::find_object(template_spec, "domain");
+  if (config.vm_rollout_strategy != "LiveUpdate" || domain == nullptr) {
+    return causes;
+  }
+  const FieldPath domain_path = FieldPath("spec").child("template").child("spec").child("domain");
+  if (const json::Value* cpu = json::find_object(*domain, "cpu")) {
+    const std::uint64_t sockets = spec::uint_or_zero(*cpu, "sockets");
+    const std::uint64_t max_sockets = spec::uint_or_zero(*cpu, "maxSockets");
+    if (sockets != 0 && max_sockets != 0 && sockets > max_sockets) {
+      causes.push_back({CauseType::field_value_invalid, domain_path.child("cpu").child("sockets").str(),
+                        "Number of sockets in CPU topology is greater than the maximum sockets allowed"});
+    }
+  }
+  const json::Value* memory = json::find_object(*domain, "memory");
+  if (const std::optional<Quantity> max_guest = memory != nullptr ? quantity_at(*memory, "maxGuest") : std::nullopt) {
+    if (std::string problem = live_update_memory_problem(template_spec, *domain, *max_guest); !problem.empty()) {
+      causes.push_back({CauseType::field_value_invalid, domain_path.child("memory").child("guest").str(),
+                        std::move(problem)});
     }
   }
   return causes;
@@ -142,10 +236,14 @@ ErrorList validate_vm_spec(const json::Value& vm, std::string_view namespace_nam
   ErrorList causes;
   const json::Value* template_spec = json::find_object(*template_value, "spec");
   const json::Value empty(rapidjson::kObjectType);
-  append(causes, validate_vmi_spec(template_spec != nullptr ? *template_spec : empty,
-                                   FieldPath("spec").child("template").child("spec"), config));
-  append(causes, validate_data_volume_templates(vm, namespace_name));
+  const json::Value& spec_value = template_spec != nullptr ? *template_spec : empty;
+  append(causes, validate_vmi_spec(spec_value, FieldPath("spec").child("template").child("spec"), config));
+  append(causes, validate_data_volume_templates(vm));
   append(causes, validate_run_strategy(vm, config));
+  append(causes, validate_live_update(spec_value, config));
+  if (causes.empty()) {
+    causes = validate_data_volume_template_namespaces(vm, namespace_name);
+  }
   return causes;
 }
 

@@ -1,9 +1,12 @@
-// Reads: VMI spec.volumes, spec.domain.devices.{disks,filesystems}, memory fields, architecture,
-// metadata.labels. Follows vmi-create-admitter.go Admit: validateVirtualMachineInstanceSpecVolumeDisks,
-// ValidateVirtualMachineInstanceMandatoryFields, ValidateVirtualMachineInstanceMetadata and
-// ValidateVirtualMachineInstancePerArch (pkg/virt-api/webhooks/{amd64,arm64,s390x}.go).
+// Reads: VMI spec.volumes, spec.domain.devices.{disks,filesystems,watchdog,video,sound}, memory fields,
+// architecture, spec.domain.firmware.bootloader.bios, spec.domain.cpu.model, metadata.labels.
+// Follows vmi-create-admitter.go Admit: validateVirtualMachineInstanceSpecVolumeDisks,
+// ValidateVirtualMachineInstanceMandatoryFields, ValidateVirtualMachineInstanceMetadata (reserved
+// labels) and ValidateVirtualMachineInstancePerArch (pkg/virt-api/webhooks/{amd64,arm64,s390x}.go).
 #include <algorithm>
 #include <array>
+#include <initializer_list>
+#include <string>
 #include <unordered_set>
 
 #include "vmgate/admission/cpu/model.hpp"
@@ -67,10 +70,10 @@ ErrorList reserved_labels(const json::Value& vmi, bool from_kubevirt_service_acc
   if (labels == nullptr || !labels->IsObject()) {
     return {};
   }
-  // pkg/virt-api/webhooks/validating-webhook/admitters: restrictedVmiLabels.
-  constexpr std::array<std::string_view, 5> reserved{"kubevirt.io/created-by", "kubevirt.io/nodeName",
-                                                     "kubevirt.io/migrationJobUID", "kubevirt.io/migrationTargetNodeName",
-                                                     "kubevirt.io/outdatedLauncherImage"};
+  // vmi-create-admitter.go restrictedVmiLabels.
+  constexpr std::array<std::string_view, 6> reserved{"kubevirt.io/created-by",          "kubevirt.io/migrationJobUID",
+                                                     "kubevirt.io/nodeName",            "kubevirt.io/migrationTargetNodeName",
+                                                     "kubevirt.io/schedulable",         "kubevirt.io/install-strategy"};
   for (std::string_view label : reserved) {
     if (json::find(*labels, label) != nullptr) {
       return {{CauseType::field_value_not_supported, "metadata.labels",
@@ -80,37 +83,89 @@ ErrorList reserved_labels(const json::Value& vmi, bool from_kubevirt_service_acc
   return {};
 }
 
-ErrorList per_arch(const json::Value& spec, const FieldPath& path) {
-  const std::string_view arch = json::find_string(spec, "architecture");
-  const json::Value* devices = json::find_path(spec, {"domain", "devices"});
-  if (arch == "amd64") {
-    ErrorList causes;
-    if (devices != nullptr) {
-      if (const json::Value* watchdog = json::find_object(*devices, "watchdog");
-          watchdog != nullptr && !json::has(*watchdog, "i6300esb")) {
-        causes.push_back({CauseType::field_value_invalid, path.child("domain").child("devices").child("watchdog").str(),
-                          "amd64 only supports I6300ESB watchdog device"});
-      }
-      if (const json::Value* video = json::find_object(*devices, "video")) {
-        const std::string_view type = json::find_string(*video, "type");
-        constexpr std::array<std::string_view, 5> types{"vga", "cirrus", "virtio", "ramfb", "bochs"};
-        if (!type.empty() && std::find(types.begin(), types.end(), type) == types.end()) {
+// pkg/virt-api/webhooks/{amd64,arm64,s390x}.go: a present video device must name one of the
+// arch's models (an empty type is rejected too).
+void check_video(const json::Value* devices, const FieldPath& path, std::string_view arch,
+                 std::initializer_list<std::string_view> models, ErrorList& causes) {
+  const json::Value* video = devices != nullptr ? json::find_object(*devices, "video") : nullptr;
+  if (video == nullptr) {
+    return;
+  }
+  const std::string_view type = json::find_string(*video, "type");
+  if (std::find(models.begin(), models.end(), type) == models.end()) {
+    causes.push_back({CauseType::field_value_not_supported,
+                      path.child("domain").child("devices").child("video").child("type").str(),
+                      "video model '" + std::string(type) + "' is not supported on " + std::string(arch) +
+                          " architecture"});
+  }
+}
+
+// isOnlyI6300ESBWatchdog / isOnlyDiag288Watchdog.
+void check_watchdog(const json::Value* devices, const FieldPath& path, std::string_view wanted,
+                    std::string_view other, std::string message, ErrorList& causes) {
+  const json::Value* watchdog = devices != nullptr ? json::find_object(*devices, "watchdog") : nullptr;
+  if (watchdog != nullptr && !(json::has(*watchdog, wanted) && !json::has(*watchdog, other))) {
+    causes.push_back({CauseType::field_value_not_supported, path.child("domain").child("devices").child("watchdog").str(),
+                      std::move(message)});
+  }
+}
+
+ErrorList arm64_rules(const json::Value& spec, const json::Value* devices, const FieldPath& path) {
+  ErrorList causes;
+  const FieldPath devices_path = path.child("domain").child("devices");
+  if (const json::Value* bootloader = json::find_path(spec, {"domain", "firmware", "bootloader"});
+      bootloader != nullptr && bootloader->IsObject() && json::has(*bootloader, "bios")) {
+    causes.push_back({CauseType::field_value_not_supported,
+                      path.child("domain").child("firmware").child("bootloader").child("bios").str(),
+                      "Arm64 does not support bios boot, please change to uefi boot"});
+  }
+  ErrorList model = cpu::validate_arm64_model(spec, path);
+  causes.insert(causes.end(), model.begin(), model.end());
+  if (const json::Value* disks = devices != nullptr ? json::find_array(*devices, "disks") : nullptr) {
+    for (rapidjson::SizeType i = 0; i < disks->Size(); ++i) {
+      for (std::string_view target : {"disk", "cdrom", "lun"}) {
+        const json::Value* device = json::find_object((*disks)[i], target);
+        const std::string_view bus = device != nullptr ? json::find_string(*device, "bus") : "";
+        if (device != nullptr && !bus.empty() && bus != "virtio" && bus != "scsi") {
           causes.push_back({CauseType::field_value_not_supported,
-                            path.child("domain").child("devices").child("video").child("type").str(),
-                            "video model '" + std::string(type) + "' is not supported on amd64 architecture"});
+                            devices_path.child("disks").index(i).child(target).child("bus").str(),
+                            "Arm64 not support this disk bus type, please use virtio or scsi"});
         }
       }
     }
-    return causes;
   }
-  if (arch == "arm64") {
-    return cpu::validate_arm64_model(spec, path);
+  if (devices != nullptr && json::has(*devices, "watchdog")) {
+    causes.push_back({CauseType::field_value_not_supported, devices_path.child("watchdog").str(),
+                      "Arm64 not support Watchdog device"});
   }
-  if (arch == "s390x") {
-    return {};
+  if (devices != nullptr && json::has(*devices, "sound")) {
+    causes.push_back({CauseType::field_value_not_supported, devices_path.child("sound").str(),
+                      "Arm64 not support sound device"});
   }
-  return {{CauseType::field_value_invalid, path.child("architecture").str(),
-           "unsupported architecture: " + std::string(arch)}};
+  check_video(devices, path, "arm64", {"virtio", "ramfb"}, causes);
+  return causes;
+}
+
+ErrorList per_arch(const json::Value& spec, const FieldPath& path) {
+  const std::string_view arch = json::find_string(spec, "architecture");
+  const json::Value* devices = json::find_path(spec, {"domain", "devices"});
+  if (devices != nullptr && !devices->IsObject()) {
+    devices = nullptr;
+  }
+  ErrorList causes;
+  if (arch == "amd64") {
+    check_watchdog(devices, path, "i6300esb", "diag288", "amd64 only supports I6300ESB watchdog device", causes);
+    check_video(devices, path, "amd64", {"vga", "cirrus", "virtio", "ramfb", "bochs"}, causes);
+  } else if (arch == "arm64") {
+    causes = arm64_rules(spec, devices, path);
+  } else if (arch == "s390x") {
+    check_watchdog(devices, path, "diag288", "i6300esb", "s390x only supports Diag288 watchdog device", causes);
+    check_video(devices, path, "s390x", {"virtio"}, causes);
+  } else {
+    causes.push_back({CauseType::field_value_invalid, path.child("architecture").str(),
+                      "unsupported architecture: " + std::string(arch)});
+  }
+  return causes;
 }
 
 void append(ErrorList& to, ErrorList&& from) {

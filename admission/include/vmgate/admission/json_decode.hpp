@@ -1,9 +1,9 @@
 #pragma once
 // Hardened decoding of untrusted JSON (AdmissionReview bodies, objects from the cluster).
 //
-// RapidJSON's plain Document::Parse accepts duplicate keys (the last one silently wins in
-// our lookups, the first in others: two readers can then disagree about one object) and
-// nests as deep as memory allows. Kubernetes' strict decoding rejects duplicates
+// RapidJSON's plain Document::Parse accepts duplicate keys (json::find sees the first, Go's
+// encoding/json in kube-apiserver keeps the last: the webhook and the cluster would then judge
+// different objects) and nests as deep as memory allows. Kubernetes' strict decoding rejects duplicates
 // (sigs.k8s.io/json) and bounds nesting, so vmgate rejects both before any rule sees the
 // object.
 #include <cstddef>

@@ -48,12 +48,13 @@ class Quantity {
   /// Kubernetes ParseQuantity: optional sign, digits with at most one '.', then a suffix:
   /// binary Ki Mi Gi Ti Pi Ei, decimal n u m "" k M G T P E, or an exponent e<int>/E<int>.
   /// "1." and ".5" are accepted, as in Kubernetes. Precision below 1n is rounded away from zero.
-  /// Errors (quantity_error): `format` for text the scanner rejects (whitespace, "1.5.5Gi", "1Gb")
-  /// and for a number without any digit or '.' ("Gi", "+", ""); `suffix` for an unknown suffix
-  /// ("1Gb" is `format`, "1mi" and "--1" are `suffix`) or an exponent beyond int64; `numeric` for
-  /// a number that has a '.' but no digit ("."); `out_of_range` for a value outside the range.
-  /// Kubernetes itself reads a number without digits ("Gi", ".") as 0 (apimachinery#165); the
-  /// CRD schema of KubeVirt's resources rejects it first, and so does vmgate.
+  /// Errors (quantity_error), checked in apimachinery's order:
+  ///  - `format`: text its scanner rejects (whitespace, "1.5.5Gi", "1Gb", "1e+-5");
+  ///  - `suffix`: an unknown suffix ("1mi", "--1", "1e") or an exponent beyond int64;
+  ///  - `format` again for a number with neither digit nor '.' ("Gi", "+"), `numeric` for one
+  ///    with a '.' but no digit ("."). apimachinery reads both as 0 (apimachinery#165); vmgate
+  ///    follows the grammar in Quantity's documentation, which requires a digit;
+  ///  - `out_of_range`: a value outside the range.
   static Result<Quantity> parse(std::string_view text);
 
   /// Kubernetes NewQuantity: `value` units printed in `format`, e.g. (805306368, binary_si).
