@@ -13,6 +13,7 @@
 #include "vmgate/admission/json_patch.hpp"
 #include "vmgate/admission/preference/persist.hpp"
 #include "vmgate/admission/preference/requirements.hpp"
+#include "vmgate/admission/quantity_json.hpp"
 #include "vmgate/admission/spec.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 #include "vmgate/admission/validation/structure.hpp"
@@ -287,6 +288,50 @@ Result<json::Document> Pipeline::expand(const json::Value& vm, std::string_view 
     return Error{*error};
   }
   return vmi;
+}
+
+ErrorList Pipeline::check_cluster_object(const json::Value& object) const {
+  const std::optional<ObjectKind> kind = parse_object_kind(json::find_string(object, "kind"));
+  if (!kind) {
+    return {};
+  }
+  const bool is_instancetype = *kind == ObjectKind::instancetype || *kind == ObjectKind::cluster_instancetype;
+  const bool is_preference = *kind == ObjectKind::preference || *kind == ObjectKind::cluster_preference;
+  if (!is_instancetype && !is_preference) {
+    return {};
+  }
+  ErrorList errors = impl_->structure.validate(
+      is_instancetype ? StructureKind::instancetype_spec : StructureKind::preference_spec, object);
+  if (!errors.empty()) {
+    return errors;
+  }
+  // Quantities the rules parse: instancetype memory.{guest,maxGuest}, preference requirements.memory.guest.
+  const json::Value* memory = is_instancetype ? json::find_path(object, {"spec", "memory"})
+                                              : json::find_path(object, {"spec", "requirements", "memory"});
+  const FieldPath base = is_instancetype ? FieldPath("spec.memory") : FieldPath("spec.requirements.memory");
+  if (memory != nullptr && memory->IsObject()) {
+    for (std::string_view field : {"guest", "maxGuest"}) {
+      const json::Value* value = json::find(*memory, field);
+      if (value == nullptr || value->IsNull()) {
+        continue;
+      }
+      if (Result<Quantity> parsed = parse_quantity(*value); !parsed) {
+        errors.push_back({CauseType::field_value_invalid, base.child(field).str(),
+                          base.child(field).str() + " '" + quantity_text(value) + "': " + parsed.error().message});
+      }
+    }
+  }
+  if (is_instancetype) {
+    if (const json::Value* page = json::find_path(object, {"spec", "memory", "hugepages", "pageSize"});
+        page != nullptr && page->IsString()) {
+      if (Result<Quantity> parsed = Quantity::parse(json::as_view(*page)); !parsed) {
+        errors.push_back({CauseType::field_value_invalid, "spec.memory.hugepages.pageSize",
+                          "spec.memory.hugepages.pageSize '" + std::string(json::as_view(*page)) +
+                              "': " + parsed.error().message});
+      }
+    }
+  }
+  return errors;
 }
 
 Outcome Pipeline::admit(const Request& request, const ClusterView& cluster) const {

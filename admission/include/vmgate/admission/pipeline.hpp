@@ -60,6 +60,11 @@ class Pipeline {
   /// instancetype, then preference, then VMI defaults, with the kubevirt.io/*-name annotations.
   [[nodiscard]] Result<json::Document> expand(const json::Value& vm, std::string_view namespace_name,
                                               const ClusterView& cluster) const;
+  /// Problems in a cluster object the rules read (instancetype, preference): wrong types and
+  /// unparseable quantities, with paths relative to the object ("spec.memory.guest"). Loaders
+  /// (check --objects, serve --objects) refuse such objects instead of letting a rule read them.
+  /// Other kinds: no problems.
+  [[nodiscard]] ErrorList check_cluster_object(const json::Value& object) const;
   /// mutate → validate (→ expand), as kube-apiserver chains the webhooks.
   [[nodiscard]] Outcome admit(const Request& request, const ClusterView& cluster) const;
 
