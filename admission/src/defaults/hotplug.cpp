@@ -27,10 +27,10 @@ void set_cpu_hotplug(json::Value& domain, const ClusterConfig& config, json::All
     max_sockets = sockets;
   }
   if (max_sockets == 0) {
-    // Each machine type has its own vCPU maximum; KubeVirt bounds the total at 512.
+    // Each machine type has its own vCPU maximum; KubeVirt bounds the total at 512. Like Go, it
+    // multiplies the raw cores and threads: a topology that leaves them 0 is never capped.
     constexpr std::uint64_t max_vcpus = 512;
-    const std::uint64_t per_socket =
-        std::max<std::uint64_t>(1, spec::uint_or_zero(cpu, "cores")) * std::max<std::uint64_t>(1, spec::uint_or_zero(cpu, "threads"));
+    const std::uint64_t per_socket = spec::uint_or_zero(cpu, "cores") * spec::uint_or_zero(cpu, "threads");
     max_sockets = sockets * config.max_hotplug_ratio;
     if (max_sockets * per_socket > max_vcpus) {
       max_sockets = std::max(max_vcpus / per_socket, sockets);

@@ -1,0 +1,117 @@
+// Tests of the disk and volume rules: vmi-create-admitter.go validateBootOrder (disk → volume,
+// unique boot orders) and pkg/storage/admitters/disks.go ValidateDisks (unique names, one target,
+// boot order > 0, bus support, IOThreads only on virtio), plus unique volume names.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/json_test_support.hpp"
+#include "vmgate/admission/validation/rules.hpp"
+
+namespace vmgate::admission::validation {
+namespace {
+
+using vmgate::testing::parse;
+
+std::string describe(const ErrorList& causes) {
+  std::string out;
+  for (const FieldError& cause : causes) {
+    out += std::string(to_string(cause.type)) + " " + cause.field + ": " + cause.message + "\n";
+  }
+  return out;
+}
+
+std::string check(std::string_view disks, std::string_view volumes, const ClusterConfig& config = ClusterConfig{},
+                  std::string_view path = "spec") {
+  return describe(validate_disks(parse(R"({"domain": {"devices": {"disks": )" + std::string(disks) +
+                                       R"(}}, "volumes": )" + std::string(volumes) + "}"),
+                                 FieldPath(std::string(path)), config));
+}
+
+TEST(ValidationDisks, MatchingDisksAndVolumesPass) {
+  EXPECT_EQ(check(R"([{"name": "root", "bootOrder": 1, "disk": {"bus": "virtio"}}, {"name": "ci", "cdrom": {"bus": "sata"}},
+                      {"name": "data", "lun": {"bus": "scsi"}}, {"name": "usb", "disk": {"bus": "usb"}}, {"name": "plain"}])",
+                  R"([{"name": "root"}, {"name": "ci"}, {"name": "data"}, {"name": "usb"}, {"name": "plain"}])"),
+            "");
+  EXPECT_TRUE(validate_disks(parse("{}"), FieldPath("spec"), ClusterConfig{}).empty());
+}
+
+TEST(ValidationDisks, DiskWithoutVolume) {
+  // KubeVirt's message says "Name", the field says "name".
+  EXPECT_EQ(check(R"([{"name": "x", "disk": {}}])", "[]"),
+            "FieldValueInvalid spec.domain.devices.disks[0].name: spec.domain.devices.disks[0].Name 'x' not found.\n");
+  EXPECT_EQ(check(R"([{"name": "root"}, {"name": "x"}])", R"([{"name": "root"}])", ClusterConfig{}, "spec.template.spec"),
+            "FieldValueInvalid spec.template.spec.domain.devices.disks[1].name: "
+            "spec.template.spec.domain.devices.disks[1].Name 'x' not found.\n");
+}
+
+TEST(ValidationDisks, EmptyCdromIsAllowedWhileDeclarativeHotplugVolumesIsBeta) {
+  // DeclarativeHotplugVolumes is a Beta gate: enabled unless disabled in the KubeVirt CR.
+  EXPECT_EQ(check(R"([{"name": "cd", "cdrom": {}}])", "[]"), "");
+}
+
+TEST(ValidationDisks, DuplicateDiskNames) {
+  EXPECT_EQ(check(R"([{"name": "a"}, {"name": "b"}, {"name": "a"}])", R"([{"name": "a"}, {"name": "b"}])"),
+            "FieldValueInvalid spec.domain.devices.disks[2].name: spec.domain.devices.disks[2] and "
+            "spec.domain.devices.disks[0] must not have the same Name.\n");
+}
+
+TEST(ValidationDisks, OneTargetOnly) {
+  EXPECT_EQ(check(R"([{"name": "a", "disk": {}, "cdrom": {}}])", R"([{"name": "a"}])"),
+            "FieldValueInvalid spec.domain.devices.disks[0]: spec.domain.devices.disks[0] can only have a single target "
+            "type defined\n");
+}
+
+TEST(ValidationDisks, BootOrder) {
+  EXPECT_EQ(check(R"([{"name": "a", "bootOrder": 1}, {"name": "b", "bootOrder": 1}])", R"([{"name": "a"}, {"name": "b"}])"),
+            "FieldValueInvalid spec.domain.devices.disks[1].bootOrder: Boot order for "
+            "spec.domain.devices.disks[1].bootOrder already set for a different device.\n");
+  EXPECT_EQ(check(R"([{"name": "a", "bootOrder": 0}])", R"([{"name": "a"}])"),
+            "FieldValueInvalid spec.domain.devices.disks[0].bootOrder: spec.domain.devices.disks[0] must have a boot "
+            "order > 0, if supplied\n");
+}
+
+TEST(ValidationDisks, Buses) {
+  EXPECT_EQ(check(R"([{"name": "a", "disk": {"bus": "ide"}}])", R"([{"name": "a"}])"),
+            "FieldValueInvalid spec.domain.devices.disks[0].disk.bus: IDE bus is not supported\n");
+  EXPECT_EQ(check(R"([{"name": "a", "cdrom": {"bus": "virtio"}}])", R"([{"name": "a"}])"),
+            "FieldValueInvalid spec.domain.devices.disks[0].cdrom.bus: Bus type virtio is invalid for CD-ROM device\n");
+  EXPECT_EQ(check(R"([{"name": "a", "disk": {"bus": "sata", "readonly": true}}])", R"([{"name": "a"}])"),
+            "FieldValueInvalid spec.domain.devices.disks[0].disk.bus: sata hard-disks do not support read-only.\n");
+  EXPECT_EQ(check(R"([{"name": "a", "cdrom": {"bus": "sata", "readonly": true}}])", R"([{"name": "a"}])"), "");
+  EXPECT_EQ(check(R"([{"name": "a", "lun": {"bus": "floppy"}}])", R"([{"name": "a"}])"),
+            "FieldValueInvalid spec.domain.devices.disks[0].lun.bus: spec.domain.devices.disks[0] is set with an "
+            "unrecognized bus floppy, must be one of: [virtio scsi sata usb]\n");
+}
+
+TEST(ValidationDisks, DedicatedIoThreadOnlyOnVirtio) {
+  // KubeVirt appends domain.devices.disks[i] to a path that already names the disks: kept verbatim.
+  EXPECT_EQ(check(R"([{"name": "a", "dedicatedIOThread": true, "disk": {"bus": "sata"}}])", R"([{"name": "a"}])"),
+            "FieldValueNotSupported spec.domain.devices.disks.domain.devices.disks[0]: IOThreads are not supported for "
+            "disks on a sata bus\n");
+  EXPECT_EQ(check(R"([{"name": "a", "dedicatedIOThread": true, "disk": {}}])", R"([{"name": "a"}])"),
+            "FieldValueNotSupported spec.domain.devices.disks.domain.devices.disks[0]: IOThreads are not supported for "
+            "disks on a  bus\n");
+  EXPECT_EQ(check(R"([{"name": "a", "dedicatedIOThread": true, "disk": {"bus": "virtio"}}])", R"([{"name": "a"}])"), "");
+  EXPECT_EQ(check(R"([{"name": "a", "dedicatedIOThread": false, "disk": {"bus": "sata"}}])", R"([{"name": "a"}])"), "");
+}
+
+TEST(ValidationDisks, BootOrderCausesComeBeforeDiskCauses) {
+  EXPECT_EQ(check(R"([{"name": "a", "disk": {"bus": "ide"}}, {"name": "a"}, {"name": "z"}])", R"([{"name": "a"}])"),
+            "FieldValueInvalid spec.domain.devices.disks[2].name: spec.domain.devices.disks[2].Name 'z' not found.\n"
+            "FieldValueInvalid spec.domain.devices.disks[0].disk.bus: IDE bus is not supported\n"
+            "FieldValueInvalid spec.domain.devices.disks[1].name: spec.domain.devices.disks[1] and "
+            "spec.domain.devices.disks[0] must not have the same Name.\n");
+}
+
+TEST(ValidationDisks, DuplicateVolumeNames) {
+  EXPECT_EQ(describe(validate_volumes(parse(R"({"volumes": [{"name": "a"}, {"name": "b"}, {"name": "a"}]})"),
+                                      FieldPath("spec.template.spec"))),
+            "FieldValueInvalid spec.template.spec.volumes[2].name: spec.template.spec.volumes[2] and "
+            "spec.template.spec.volumes[0] must not have the same Name.\n");
+  EXPECT_TRUE(validate_volumes(parse(R"({"volumes": [{"name": "a"}, {"name": "b"}]})"), FieldPath("spec")).empty());
+  EXPECT_TRUE(validate_volumes(parse("{}"), FieldPath("spec")).empty());
+}
+
+}  // namespace
+}  // namespace vmgate::admission::validation
