@@ -4,6 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "vmgate/admission/json_pointer.hpp"
+
 namespace vmgate::testing {
 
 json::Document parse(std::string_view text) {
@@ -18,6 +20,29 @@ json::Document parse(std::string_view text) {
 }
 
 std::string dump(const json::Value& value) { return json::to_string(value); }
+
+::testing::AssertionResult json_equals(const json::Value& actual, std::string_view expected) {
+  const json::Document wanted = parse(expected);
+  if (json::equal(actual, wanted)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "\n  actual:   " << dump(actual) << "\n  expected: " << dump(wanted);
+}
+
+::testing::AssertionResult json_equals(const json::Value* actual, std::string_view expected) {
+  if (actual == nullptr) {
+    return ::testing::AssertionFailure() << "member absent, expected " << expected;
+  }
+  return json_equals(*actual, expected);
+}
+
+std::string text(const json::Value& root, const char* pointer) {
+  const json::Value* value = json::resolve(root, pointer);
+  if (value == nullptr) {
+    return "<absent>";
+  }
+  return value->IsString() ? std::string(json::as_view(*value)) : dump(*value);
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

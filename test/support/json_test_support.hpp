@@ -1,5 +1,7 @@
 #pragma once
 // Helpers shared by the test suites: JSON literals and golden-file paths.
+#include <gtest/gtest.h>
+
 #include <string>
 #include <string_view>
 
@@ -12,6 +14,15 @@ json::Document parse(std::string_view text);
 
 /// Compact JSON of a value, for EXPECT_EQ on whole documents.
 std::string dump(const json::Value& value);
+
+/// Deep JSON equality with both documents printed on failure: EXPECT_TRUE(json_equals(v, R"({...})")).
+::testing::AssertionResult json_equals(const json::Value& actual, std::string_view expected);
+/// The same for a value that may be absent (nullptr fails with "member absent").
+::testing::AssertionResult json_equals(const json::Value* actual, std::string_view expected);
+
+/// The value at a JSON pointer as text: strings unquoted, other values as compact JSON,
+/// "<absent>" when the pointer designates nothing.
+std::string text(const json::Value& root, const char* pointer);
 
 /// Reads a whole file (test fixtures).
 std::string read_file(const std::string& path);

@@ -17,13 +17,7 @@ namespace {
 using vmgate::testing::dump;
 using vmgate::testing::parse;
 
-std::string text(const json::Value& root, const char* pointer) {
-  const json::Value* value = rapidjson::Pointer(pointer).Get(root);
-  if (value == nullptr) {
-    return "<absent>";
-  }
-  return value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : dump(*value);
-}
+using vmgate::testing::text;
 
 // A spec after SetDefaultVirtualMachineInstanceSpec: architecture and topology are set.
 std::string spec_with(std::string_view arch, std::string_view cpu, std::string_view memory = "{}") {

@@ -18,13 +18,7 @@ namespace {
 using vmgate::testing::dump;
 using vmgate::testing::parse;
 
-std::string text(const json::Value& root, const char* pointer) {
-  const json::Value* value = rapidjson::Pointer(pointer).Get(root);
-  if (value == nullptr) {
-    return "<absent>";
-  }
-  return value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : dump(*value);
-}
+using vmgate::testing::text;
 
 // A cluster whose KubeVirt CR reports "configArch" as default architecture, as in defaults_test.go.
 ObjectStore cluster_with_datasources() {

@@ -19,13 +19,7 @@ namespace {
 using vmgate::testing::dump;
 using vmgate::testing::parse;
 
-std::string text(const json::Value& root, const char* pointer) {
-  const json::Value* value = rapidjson::Pointer(pointer).Get(root);
-  if (value == nullptr) {
-    return "<absent>";
-  }
-  return value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : dump(*value);
-}
+using vmgate::testing::text;
 
 // vmi-mutator_test.go BeforeEach: a VMI with a label and an empty domain.
 std::string minimal_vmi(std::string_view arch = "", std::string_view domain = R"({"resources": {}})") {

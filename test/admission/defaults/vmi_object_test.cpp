@@ -18,13 +18,7 @@ namespace {
 using vmgate::testing::dump;
 using vmgate::testing::parse;
 
-std::string text(const json::Value& root, const char* pointer) {
-  const json::Value* value = rapidjson::Pointer(pointer).Get(root);
-  if (value == nullptr) {
-    return "<absent>";
-  }
-  return value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : dump(*value);
-}
+using vmgate::testing::text;
 
 json::Document defaulted(std::string_view spec_text, std::string_view seed = "uid:1234") {
   json::Document spec = parse(spec_text);

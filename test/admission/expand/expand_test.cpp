@@ -20,13 +20,7 @@ namespace {
 using vmgate::testing::dump;
 using vmgate::testing::parse;
 
-std::string text(const json::Value& root, const char* pointer) {
-  const json::Value* value = rapidjson::Pointer(pointer).Get(root);
-  if (value == nullptr) {
-    return "<absent>";
-  }
-  return value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : dump(*value);
-}
+using vmgate::testing::text;
 
 ObjectStore cluster() {
   ObjectStore store;

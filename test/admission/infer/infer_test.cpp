@@ -18,16 +18,7 @@ namespace {
 using vmgate::testing::dump;
 using vmgate::testing::parse;
 
-::testing::AssertionResult json_equals(const json::Value* actual, std::string_view expected) {
-  if (actual == nullptr) {
-    return ::testing::AssertionFailure() << "member absent, expected " << expected;
-  }
-  const json::Document wanted = parse(expected);
-  if (json::equal(*actual, wanted)) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "\n  actual:   " << dump(*actual) << "\n  expected: " << dump(wanted);
-}
+using vmgate::testing::json_equals;
 
 // The four labels with names ending in `suffix` ("FromPVC" → defaultInferedNameFromPVC, ...).
 std::string labels(std::string_view suffix) {

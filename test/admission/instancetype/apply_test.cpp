@@ -19,13 +19,7 @@ using vmgate::testing::dump;
 using vmgate::testing::parse;
 using Paths = std::vector<std::string>;
 
-::testing::AssertionResult json_equals(const json::Value& actual, std::string_view expected) {
-  const json::Document wanted = parse(expected);
-  if (json::equal(actual, wanted)) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "\n  actual:   " << dump(actual) << "\n  expected: " << dump(wanted);
-}
+using vmgate::testing::json_equals;
 
 struct Applied {
   json::Document vmi;  // {"metadata":..., "spec":...}

@@ -14,13 +14,7 @@ namespace {
 using vmgate::testing::dump;
 using vmgate::testing::parse;
 
-::testing::AssertionResult json_equals(const json::Value& actual, std::string_view expected) {
-  const json::Document wanted = parse(expected);
-  if (json::equal(actual, wanted)) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "\n  actual:   " << dump(actual) << "\n  expected: " << dump(wanted);
-}
+using vmgate::testing::json_equals;
 
 json::Document applied(std::string_view preference, std::string_view vmi_spec) {
   const json::Document preference_doc = parse(preference);

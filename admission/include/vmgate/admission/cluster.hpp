@@ -57,8 +57,7 @@ struct ClusterConfig {
   std::string cpu_request;                            // cpuRequest (quantity; "" = 100m default)
 
   /// Machine type for an architecture: the deprecated machineType, else architectureConfiguration,
-  /// else the
-  /// per-arch default (amd64 q35, arm64 virt, s390x s390-ccw-virtio).
+  /// else the per-arch default (amd64 q35, arm64 virt, s390x s390-ccw-virtio).
   [[nodiscard]] std::string machine_type_for(std::string_view arch) const;
   /// Globs of accepted machine types for an arch (amd64: q35*, pc-q35*).
   [[nodiscard]] std::vector<std::string> emulated_machines_for(std::string_view arch) const;
