@@ -25,6 +25,12 @@ void copy_string_if_empty(const Value& source, std::string_view source_key, Valu
   json::set(target, target_key, json::copy(*from, allocator), allocator);
 }
 
+void ensure_disk_target(Value& disk, Allocator& allocator) {
+  if (unset(disk, "disk") && unset(disk, "cdrom") && unset(disk, "lun")) {
+    json::set(disk, "disk", Value(rapidjson::kObjectType), allocator);
+  }
+}
+
 Value& domain(Value& vmi_spec, Allocator& allocator) { return json::ensure_object(vmi_spec, "domain", allocator); }
 
 Value& devices(Value& vmi_spec, Allocator& allocator) {

@@ -44,6 +44,14 @@ std::string text(const json::Value& root, const char* pointer) {
   return value->IsString() ? std::string(json::as_view(*value)) : dump(*value);
 }
 
+std::string describe(const admission::ErrorList& causes) {
+  std::string out;
+  for (const admission::FieldError& cause : causes) {
+    out += std::string(admission::to_string(cause.type)) + " " + cause.field + ": " + cause.message + "\n";
+  }
+  return out;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -78,9 +78,7 @@ void set_disk_defaults(Value& devices, Allocator& allocator) {
     if (!disk.IsObject()) {
       continue;
     }
-    if (spec::unset(disk, "disk") && spec::unset(disk, "cdrom") && spec::unset(disk, "lun")) {
-      json::set(disk, "disk", Value(rapidjson::kObjectType), allocator);
-    }
+    spec::ensure_disk_target(disk, allocator);
     if (Value* cdrom = json::find(disk, "cdrom"); cdrom != nullptr && cdrom->IsObject()) {
       if (spec::unset(*cdrom, "readonly")) {
         json::set(*cdrom, "readonly", Value(true), allocator);

@@ -23,9 +23,7 @@ void apply_disks(const Value& preferred, Value& devices, Allocator& allocator) {
     if (!disk.IsObject()) {
       continue;
     }
-    if (spec::unset(disk, "disk") && spec::unset(disk, "cdrom") && spec::unset(disk, "lun")) {
-      json::set(disk, "disk", Value(rapidjson::kObjectType), allocator);
-    }
+    spec::ensure_disk_target(disk, allocator);
     if (Value* target = json::find(disk, "disk"); target != nullptr && target->IsObject()) {
       spec::copy_string_if_empty(preferred, "preferredDiskBus", *target, "bus", allocator);
       spec::copy_if_unset(preferred, "preferredDiskBlockSize", disk, "blockSize", allocator);

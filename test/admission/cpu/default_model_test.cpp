@@ -33,13 +33,7 @@ std::string model_after_create(std::string_view arch, std::string_view cpu, cons
   return model != nullptr && model->IsString() ? std::string(model->GetString()) : "<absent>";
 }
 
-std::string describe(const ErrorList& causes) {
-  std::string out;
-  for (const FieldError& cause : causes) {
-    out += std::string(to_string(cause.type)) + " " + cause.field + ": " + cause.message + "\n";
-  }
-  return out;
-}
+using vmgate::testing::describe;
 
 ClusterConfig with_model(std::string model) {
   ClusterConfig config;

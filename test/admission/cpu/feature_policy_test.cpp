@@ -13,13 +13,7 @@ namespace {
 
 using vmgate::testing::parse;
 
-std::string describe(const ErrorList& causes) {
-  std::string out;
-  for (const FieldError& cause : causes) {
-    out += std::string(to_string(cause.type)) + " " + cause.field + ": " + cause.message + "\n";
-  }
-  return out;
-}
+using vmgate::testing::describe;
 
 ErrorList validate_features(std::string_view features_json, std::string_view path = "spec") {
   return validate_feature_policies(parse(R"({"domain": {"cpu": {"features": )" + std::string(features_json) + "}}}"),

@@ -15,13 +15,7 @@ namespace {
 
 using vmgate::testing::parse;
 
-std::string describe(const ErrorList& causes) {
-  std::string out;
-  for (const FieldError& cause : causes) {
-    out += std::string(to_string(cause.type)) + " " + cause.field + ": " + cause.message + "\n";
-  }
-  return out;
-}
+using vmgate::testing::describe;
 
 std::string check(std::string_view domain, std::string_view path = "spec") {
   return describe(validate(parse(R"({"domain": )" + std::string(domain) + "}"), FieldPath(std::string(path))));

@@ -12,13 +12,7 @@ namespace {
 
 using vmgate::testing::parse;
 
-std::string describe(const ErrorList& causes) {
-  std::string out;
-  for (const FieldError& cause : causes) {
-    out += std::string(to_string(cause.type)) + " " + cause.field + ": " + cause.message + "\n";
-  }
-  return out;
-}
+using vmgate::testing::describe;
 
 std::string check(std::string_view interfaces, std::string_view networks, std::string_view path = "spec") {
   return describe(validate_network_names(parse(R"({"domain": {"devices": {"interfaces": )" + std::string(interfaces) +

@@ -14,13 +14,7 @@ namespace {
 
 using vmgate::testing::parse;
 
-std::string describe(const ErrorList& causes) {
-  std::string out;
-  for (const FieldError& cause : causes) {
-    out += std::string(to_string(cause.type)) + " " + cause.field + ": " + cause.message + "\n";
-  }
-  return out;
-}
+using vmgate::testing::describe;
 
 std::string check(const std::string& vm, const ClusterConfig& config = ClusterConfig{}) {
   return describe(validate_vm_spec(parse(vm), "default", config));

@@ -12,13 +12,7 @@ namespace {
 
 using vmgate::testing::parse;
 
-std::string describe(const ErrorList& causes) {
-  std::string out;
-  for (const FieldError& cause : causes) {
-    out += std::string(to_string(cause.type)) + " " + cause.field + ": " + cause.message + "\n";
-  }
-  return out;
-}
+using vmgate::testing::describe;
 
 constexpr std::string_view good_spec = R"({
   "architecture": "amd64",

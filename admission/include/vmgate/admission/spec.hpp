@@ -38,6 +38,9 @@ void copy_if_unset(const Value& source, std::string_view source_key, Value& targ
 void copy_string_if_empty(const Value& source, std::string_view source_key, Value& target,
                           std::string_view target_key, Allocator& allocator);
 
+/// KubeVirt's SetDefaults_DiskDevice: a disk with no target (disk, cdrom, lun) gets `disk: {}`.
+void ensure_disk_target(Value& disk, Allocator& allocator);
+
 /// Nested objects created on demand (Go's `if x == nil { x = &T{} }`).
 Value& domain(Value& vmi_spec, Allocator& allocator);
 Value& devices(Value& vmi_spec, Allocator& allocator);
