@@ -1,0 +1,62 @@
+#pragma once
+// `vmgate check`: loads the cluster and the objects, runs the admission pipeline on each
+// VirtualMachine and VirtualMachineInstance, and reports (DESIGN.md §4.1).
+// Thread-safety: run_check reads files and `standard_input`; otherwise no shared state.
+#include <istream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vmgate/admission/json.hpp"
+#include "vmgate/admission/pipeline.hpp"
+#include "vmgate/admission/result.hpp"
+#include "vmgate/server/check_options.hpp"
+
+namespace vmgate::cli {
+
+/// The verdict on one object of the -f inputs.
+struct CheckResult {
+  std::string source;  // "path#N"
+  admission::Resource resource = admission::Resource::virtual_machine;
+  std::string kind;  // as written: "VirtualMachine" or "VirtualMachineInstance"
+  std::string namespace_name;
+  std::string name;
+  admission::Outcome outcome;
+};
+
+struct CheckRun {
+  std::vector<CheckResult> results;  // in input order
+  std::vector<std::string> notes;    // "objects.yaml#3: skipping kind Service"
+};
+
+/// Runs the check that `options` describe (options.help must be false).
+/// Errors (exit status 2): unreadable or malformed input (the message names the file, and line
+/// and column for syntax errors); an --objects object the cluster store refuses (named by
+/// source); no VirtualMachine or VirtualMachineInstance in the -f inputs; an --old input that
+/// is not exactly one kubevirt.io VirtualMachine or VirtualMachineInstance; with --old, a -f
+/// object without an old object of the same kind, namespace and name.
+Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_input);
+
+/// 0 when every result is admitted, 1 when one is denied.
+int exit_status(const std::vector<CheckResult>& results);
+
+/// `{"results": [...]}` with each result's members in the contract's order: source, kind,
+/// namespace, name, allowed, code, reason, message, causes, warnings, patch, admitted, expanded.
+json::Document report_document(const std::vector<CheckResult>& results);
+
+/// `report` pretty-printed (2-space indent) with a trailing newline; byte-identical for equal input.
+std::string render_json(const json::Value& report);
+
+/// `report` as YAML (yaml_json.hpp's json_to_yaml). Errors: only from the emitter.
+Result<std::string> render_yaml(const json::Value& report);
+
+/// One line per result, kubectl-like, then one indented line per cause and per warning:
+///   virtualmachine.kubevirt.io/vm1 [default, vm.yaml#0] admitted (3 changes)
+///   virtualmachineinstance.kubevirt.io/x [default, vmi.yaml#0] denied: <message>
+///     - spec.domain.cpu.sockets: <cause message>
+///     warning: <warning>
+/// With `color`, the verdict is green or red and "warning" yellow (ANSI escapes).
+std::string render_text(const std::vector<CheckResult>& results, bool color);
+
+}  // namespace vmgate::cli

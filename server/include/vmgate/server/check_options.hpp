@@ -1,0 +1,37 @@
+#pragma once
+// The command line of `vmgate check` (DESIGN.md §4.1). Pure; thread-safe.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vmgate/admission/pipeline.hpp"
+#include "vmgate/admission/result.hpp"
+
+namespace vmgate::cli {
+
+enum class OutputFormat { text, json, yaml };
+
+struct CheckOptions {
+  std::vector<std::string> files;    // -f: objects to check
+  std::vector<std::string> objects;  // --objects: the cluster
+  std::string old_file;              // --old; empty when not given
+  admission::Operation operation = admission::Operation::create;
+  std::string namespace_name = "default";
+  OutputFormat output = OutputFormat::text;
+  bool help = false;  // -h/--help: print check_usage() and do nothing else
+};
+
+/// Parses the arguments that follow `check`. Options take their value as the next argument,
+/// after `=` (`--output=json`) or, for the short ones, attached (`-ojson`).
+/// Errors, in words for the user: an unknown option (`--kubeconfig` included: not supported
+/// yet), an option without its value, a repeated -o/--operation/--namespace/--old, an
+/// unknown output format or operation, a namespace that is not a DNS label, an argument that
+/// is not an option, no -f, "-" (stdin) named more than once, --old with CREATE, UPDATE
+/// without --old.
+Result<CheckOptions> parse_check_options(std::span<const std::string_view> args);
+
+/// `vmgate check --help`.
+std::string_view check_usage();
+
+}  // namespace vmgate::cli

@@ -1,0 +1,30 @@
+#pragma once
+// The `vmgate` command line: subcommand dispatch, usage, exit statuses. main() only calls run().
+// Exit statuses: 0 success (check: every object admitted), 1 check: an object denied,
+// 2 unusable arguments or input, or a subcommand this build lacks (`serve`).
+#include <istream>
+#include <ostream>
+#include <span>
+#include <string_view>
+
+namespace vmgate::cli {
+
+struct Console {
+  std::istream& in;
+  std::ostream& out;
+  std::ostream& err;
+  bool color = false;  // ANSI colours in text output
+};
+
+/// Runs `vmgate <args>` (args exclude the program name). Writes results to console.out and
+/// notes and errors to console.err; on exit status 2 nothing is written to console.out.
+/// Never throws: an unexpected exception is reported as an internal error (status 2).
+int run(std::span<const std::string_view> args, const Console& console);
+
+/// main()'s entry: colours when `out` is std::cout, stdout is a terminal and NO_COLOR is not set.
+int run(int argc, char** argv, std::istream& in, std::ostream& out, std::ostream& err);
+
+/// `vmgate --help`.
+std::string_view usage();
+
+}  // namespace vmgate::cli

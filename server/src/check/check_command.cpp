@@ -1,0 +1,187 @@
+// `vmgate check`: the offline front-end of the admission pipeline (DESIGN.md §4.1).
+#include "vmgate/server/check_command.hpp"
+
+#include <optional>
+#include <utility>
+
+#include "vmgate/admission/cluster.hpp"
+#include "vmgate/server/manifest_loader.hpp"
+
+namespace vmgate::cli {
+
+namespace {
+
+using admission::Resource;
+
+// kubevirt.io VirtualMachine / VirtualMachineInstance, any version (v1, v1alpha3).
+std::optional<Resource> checked_resource(const json::Value& object) {
+  const std::string_view api_version = json::find_string(object, "apiVersion");
+  const std::size_t slash = api_version.find('/');
+  if (slash == std::string_view::npos || api_version.substr(0, slash) != "kubevirt.io") {
+    return std::nullopt;
+  }
+  const std::string_view kind = json::find_string(object, "kind");
+  if (kind == "VirtualMachine") {
+    return Resource::virtual_machine;
+  }
+  if (kind == "VirtualMachineInstance") {
+    return Resource::virtual_machine_instance;
+  }
+  return std::nullopt;
+}
+
+std::string skip_note(const ManifestObject& object) {
+  const std::string_view kind = json::find_string(object.object(), "kind");
+  std::string note = object.source + ": skipping ";
+  if (kind.empty()) {
+    return note + "an object without kind";
+  }
+  note += "kind " + std::string(kind);
+  if (kind == "VirtualMachine" || kind == "VirtualMachineInstance") {
+    const std::string_view api_version = json::find_string(object.object(), "apiVersion");
+    note += " of apiVersion " + (api_version.empty() ? std::string("(none)") : std::string(api_version));
+  }
+  return note;
+}
+
+std::string namespace_of(const json::Value& object, const std::string& fallback) {
+  const json::Value* metadata = json::find_object(object, "metadata");
+  const std::string_view ns = metadata != nullptr ? json::find_string(*metadata, "namespace") : std::string_view{};
+  return ns.empty() ? fallback : std::string(ns);
+}
+
+std::string name_of(const json::Value& object) {
+  const json::Value* metadata = json::find_object(object, "metadata");
+  return metadata != nullptr ? std::string(json::find_string(*metadata, "name")) : std::string();
+}
+
+struct Target {
+  const ManifestObject* object = nullptr;
+  Resource resource = Resource::virtual_machine;
+  std::string kind;
+  std::string namespace_name;
+  std::string name;
+
+  [[nodiscard]] std::string describe() const { return kind + " " + namespace_name + "/" + name; }
+  [[nodiscard]] bool same_object(const Target& other) const {
+    return resource == other.resource && namespace_name == other.namespace_name && name == other.name;
+  }
+};
+
+Target make_target(const ManifestObject& object, Resource resource, const std::string& default_namespace) {
+  return Target{&object, resource, std::string(json::find_string(object.object(), "kind")),
+                namespace_of(object.object(), default_namespace), name_of(object.object())};
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) {
+    out += out.empty() ? "" : ", ";
+    out += item;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_input) {
+  CheckRun run;
+
+  const admission::Pipeline pipeline;
+  admission::ObjectStore store;
+  Result<std::vector<ManifestObject>> cluster = load_manifests(options.objects, standard_input);
+  if (!cluster) {
+    return cluster.error();
+  }
+  for (const ManifestObject& object : *cluster) {
+    const std::string_view kind = json::find_string(object.object(), "kind");
+    const std::optional<admission::ObjectKind> held = admission::parse_object_kind(kind);
+    if (!held || admission::kind_name(*held) != kind) {
+      run.notes.push_back(skip_note(object));
+      continue;
+    }
+    // A malformed instancetype or preference would make the rules read garbage: refuse it here,
+    // naming the file and the field, as kubectl would refuse to create it.
+    if (admission::ErrorList problems = pipeline.check_cluster_object(object.object()); !problems.empty()) {
+      std::string message = object.source + ": invalid " + std::string(kind) + ":";
+      for (const admission::FieldError& problem : problems) {
+        message += " " + problem.message + ";";
+      }
+      message.pop_back();
+      return Error{std::move(message)};
+    }
+    Result<admission::ObjectKind> added = store.add(object.object(), options.namespace_name);
+    if (!added) {
+      return Error{object.source + ": " + added.error().message};
+    }
+  }
+
+  Result<std::vector<ManifestObject>> inputs = load_manifests(options.files, standard_input);
+  if (!inputs) {
+    return inputs.error();
+  }
+  std::vector<Target> targets;
+  for (const ManifestObject& object : *inputs) {
+    if (std::optional<Resource> resource = checked_resource(object.object())) {
+      targets.push_back(make_target(object, *resource, options.namespace_name));
+    } else {
+      run.notes.push_back(skip_note(object));
+    }
+  }
+  if (targets.empty()) {
+    return Error{"no VirtualMachine or VirtualMachineInstance found in " + join(options.files)};
+  }
+
+  std::vector<ManifestObject> old_objects;
+  std::optional<Target> old;
+  if (!options.old_file.empty()) {
+    Result<std::vector<ManifestObject>> loaded = load_manifests({options.old_file}, standard_input);
+    if (!loaded) {
+      return loaded.error();
+    }
+    old_objects = std::move(loaded.value());
+    if (old_objects.size() != 1) {
+      return Error{"--old " + options.old_file + ": expected exactly one object, found " +
+                   std::to_string(old_objects.size())};
+    }
+    const std::optional<Resource> resource = checked_resource(old_objects.front().object());
+    if (!resource) {
+      return Error{"--old " + options.old_file + ": " + old_objects.front().source +
+                   " is not a kubevirt.io VirtualMachine or VirtualMachineInstance"};
+    }
+    old = make_target(old_objects.front(), *resource, options.namespace_name);
+    std::vector<std::string> unmatched;
+    for (const Target& target : targets) {
+      if (!target.same_object(*old)) {
+        unmatched.push_back(target.object->source + " (" + target.describe() + ")");
+      }
+    }
+    if (!unmatched.empty()) {
+      return Error{"--old " + options.old_file + " holds " + old->describe() + "; no old object for " +
+                   join(unmatched)};
+    }
+  }
+
+  for (const Target& target : targets) {
+    admission::Request request;
+    request.resource = target.resource;
+    request.operation = options.operation;
+    request.namespace_name = target.namespace_name;
+    request.object = target.object->value;
+    request.old_object = old ? old->object->value : nullptr;
+    run.results.push_back(CheckResult{target.object->source, target.resource, target.kind, target.namespace_name,
+                                      target.name, pipeline.admit(request, store)});
+  }
+  return run;
+}
+
+int exit_status(const std::vector<CheckResult>& results) {
+  for (const CheckResult& result : results) {
+    if (!result.outcome.verdict.allowed) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace vmgate::cli

@@ -1,0 +1,141 @@
+#include "vmgate/server/cli.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "vmgate/server/check_command.hpp"
+#include "vmgate/server/check_options.hpp"
+
+#ifndef VMGATE_VERSION
+#define VMGATE_VERSION "unknown"
+#endif
+
+namespace vmgate::cli {
+
+namespace {
+
+constexpr int exit_usage = 2;
+
+int fail(const Console& console, std::string_view message) {
+  console.err << "error: " << message << '\n';
+  return exit_usage;
+}
+
+int check(std::span<const std::string_view> args, const Console& console) {
+  Result<CheckOptions> options = parse_check_options(args);
+  if (!options) {
+    console.err << "error: " << options.error().message << "\nSee 'vmgate check --help'.\n";
+    return exit_usage;
+  }
+  if (options->help) {
+    console.out << check_usage();
+    return 0;
+  }
+  Result<CheckRun> run = run_check(*options, console.in);
+  if (!run) {
+    return fail(console, run.error().message);
+  }
+  for (const std::string& note : run->notes) {
+    console.err << "note: " << note << '\n';
+  }
+  // Everything is rendered before anything is written, so that a failure leaves stdout empty.
+  std::string rendered;
+  switch (options->output) {
+    case OutputFormat::text:
+      rendered = render_text(run->results, console.color);
+      break;
+    case OutputFormat::json:
+      rendered = render_json(report_document(run->results));
+      break;
+    case OutputFormat::yaml: {
+      Result<std::string> yaml = render_yaml(report_document(run->results));
+      if (!yaml) {
+        return fail(console, yaml.error().message);
+      }
+      rendered = std::move(yaml.value());
+      break;
+    }
+  }
+  console.out << rendered;
+  console.out.flush();
+  return exit_status(run->results);
+}
+
+int dispatch(std::span<const std::string_view> args, const Console& console) {
+  if (args.empty()) {
+    console.err << usage();
+    return exit_usage;
+  }
+  const std::string_view command = args.front();
+  const std::span<const std::string_view> rest = args.subspan(1);
+  if (command == "check") {
+    return check(rest, console);
+  }
+  if (command == "-h" || command == "--help" || command == "help") {
+    if (command == "help" && !rest.empty() && rest.front() == "check") {
+      console.out << check_usage();
+      return 0;
+    }
+    console.out << usage();
+    return 0;
+  }
+  if (command == "version" || command == "--version") {
+    if (!rest.empty()) {
+      return fail(console, "version takes no arguments");
+    }
+    console.out << "vmgate " << VMGATE_VERSION << '\n';
+    return 0;
+  }
+  if (command == "serve") {
+    return fail(console, "serve is not available in this build of vmgate (only check and version are)");
+  }
+  console.err << "error: unknown command \"" << command << "\"\nSee 'vmgate --help'.\n";
+  return exit_usage;
+}
+
+}  // namespace
+
+std::string_view usage() {
+  return R"(vmgate: KubeVirt-compatible admission for VirtualMachines and VirtualMachineInstances.
+
+Usage:
+  vmgate check [-f FILE|DIR|-]... [--objects FILE|DIR|-]... [--old FILE|-]
+               [--operation CREATE|UPDATE] [--namespace NS] [-o text|json|yaml]
+  vmgate version
+  vmgate --help
+
+Commands:
+  check    run the admission webhooks on manifests, offline, and print the verdicts
+  version  print vmgate's version
+  serve    the HTTPS admission webhook (not available in this build)
+
+Run 'vmgate check --help' for the options of check.
+)";
+}
+
+int run(std::span<const std::string_view> args, const Console& console) {
+  try {
+    return dispatch(args, console);
+  } catch (const std::exception& error) {
+    console.err << "error: internal error: " << error.what() << '\n';
+  } catch (...) {
+    console.err << "error: internal error\n";
+  }
+  return exit_usage;
+}
+
+int run(int argc, char** argv, std::istream& in, std::ostream& out, std::ostream& err) {
+  std::vector<std::string_view> args;
+  for (int i = 1; i < argc; ++i) {
+    args.emplace_back(argv[i]);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic): argv
+  }
+  const bool color = &out == &std::cout && ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
+  return run(args, Console{in, out, err, color});
+}
+
+}  // namespace vmgate::cli

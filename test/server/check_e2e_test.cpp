@@ -1,0 +1,216 @@
+// End-to-end: runs the built `vmgate` binary (VMGATE_BINARY) on the fixtures in
+// test/fixtures/check/, the way CI and the acceptance runner call it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "server/check_test_support.hpp"
+#include "support/json_test_support.hpp"
+#include "vmgate/admission/json_decode.hpp"
+
+namespace vmgate::cli {
+namespace {
+
+using vmgate::testing::ProcessResult;
+using vmgate::testing::run_process;
+using vmgate::testing::TempDir;
+
+const std::string binary = VMGATE_BINARY;
+const std::string fixtures = std::string(VMGATE_SOURCE_DIR) + "/test/fixtures/check/";
+
+ProcessResult vmgate(const std::vector<std::string>& args, const std::string& input = "") {
+  return run_process(binary, args, input);
+}
+
+json::Document parse_report(const ProcessResult& run) {
+  auto report = json::parse_json(run.out);
+  if (!report) {
+    ADD_FAILURE() << "stdout is not JSON: " << report.error().message << "\n" << run.out.substr(0, 500);
+    json::Document empty;
+    empty.SetObject();
+    return empty;
+  }
+  return std::move(report.value());
+}
+
+TEST(CheckBinary, AdmittedVmJsonShape) {
+  const ProcessResult run = vmgate({"check", "-f", fixtures + "vm.yaml", "--objects", fixtures + "cluster", "-o", "json"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out.back(), '\n');
+  const json::Document report = parse_report(run);
+  ASSERT_TRUE(report.IsObject());
+  ASSERT_EQ(report.MemberCount(), 1U);
+  const json::Value* results = json::find_array(report, "results");
+  ASSERT_NE(results, nullptr);
+  ASSERT_EQ(results->Size(), 1U);
+  const json::Value& result = (*results)[0];
+  std::vector<std::string> members;
+  for (auto it = result.MemberBegin(); it != result.MemberEnd(); ++it) {
+    members.emplace_back(json::as_view(it->name));
+  }
+  EXPECT_EQ(members, (std::vector<std::string>{"source", "kind", "namespace", "name", "allowed", "code", "reason",
+                                               "message", "causes", "warnings", "patch", "admitted", "expanded"}));
+  EXPECT_EQ(json::find_string(result, "source"), fixtures + "vm.yaml#0");
+  EXPECT_EQ(json::find_string(result, "kind"), "VirtualMachine");
+  EXPECT_EQ(json::find_string(result, "namespace"), "default");
+  EXPECT_EQ(json::find_string(result, "name"), "vm1");
+  EXPECT_TRUE(result["allowed"].GetBool());
+  EXPECT_EQ(result["code"].GetInt(), 200);
+  EXPECT_TRUE(result["causes"].IsArray());
+  EXPECT_TRUE(result["warnings"].IsArray());
+  ASSERT_TRUE(result["patch"].IsArray());
+  EXPECT_GT(result["patch"].Size(), 0U);
+  ASSERT_TRUE(result["admitted"].IsObject());
+  EXPECT_EQ(json::find_string(result["admitted"], "kind"), "VirtualMachine");
+  // The VMI that would be launched: instancetype u1.medium (4 vCPUs, 4Gi) and the preference's
+  // virtio disk bus applied.
+  const json::Value& expanded = result["expanded"];
+  ASSERT_TRUE(expanded.IsObject());
+  EXPECT_EQ(json::find_string(expanded, "kind"), "VirtualMachineInstance");
+  const json::Value* bus = json::find_path(expanded, {"spec", "domain", "devices"});
+  ASSERT_NE(bus, nullptr);
+  EXPECT_EQ(json::find_string((*bus)["disks"][0]["disk"], "bus"), "virtio");
+  const json::Value* memory = json::find_path(expanded, {"spec", "domain", "memory"});
+  ASSERT_NE(memory, nullptr);
+  EXPECT_EQ(json::find_string(*memory, "guest"), "4Gi");
+}
+
+TEST(CheckBinary, DeniedObjectsExitOne) {
+  const ProcessResult run = vmgate({"check", "-f", fixtures + "vm-conflict.yaml", "-f", fixtures + "vmi.yaml", "-f",
+                                    fixtures + "vmi-no-memory.json", "--objects", fixtures + "cluster", "-o", "json"});
+  ASSERT_EQ(run.status, 1) << run.err;
+  const json::Document report = parse_report(run);
+  const json::Value& results = report["results"];
+  ASSERT_EQ(results.Size(), 3U);
+  const json::Value& conflict = results[0];
+  EXPECT_FALSE(conflict["allowed"].GetBool());
+  EXPECT_EQ(conflict["code"].GetInt(), 422);
+  EXPECT_EQ(json::find_string(conflict, "reason"), "Invalid");
+  EXPECT_EQ(json::find_string(conflict, "namespace"), "team-a");
+  ASSERT_EQ(conflict["causes"].Size(), 2U);
+  EXPECT_EQ(json::find_string(conflict["causes"][0], "type"), "FieldValueInvalid");
+  EXPECT_EQ(json::find_string(conflict["causes"][0], "field"), "spec.template.spec.domain.cpu.sockets");
+  EXPECT_TRUE(conflict["expanded"].IsNull());
+  EXPECT_TRUE(results[1]["allowed"].GetBool());
+  EXPECT_EQ(json::find_string(results[1], "source"), fixtures + "vmi.yaml#1");
+  EXPECT_TRUE(results[1]["expanded"].IsNull());  // a VMI expands to nothing
+  EXPECT_FALSE(results[2]["allowed"].GetBool());
+  EXPECT_NE(json::find_string(results[2], "message").find("no memory requested"), std::string::npos);
+  EXPECT_NE(run.err.find("skipping kind ConfigMap"), std::string::npos) << run.err;
+}
+
+TEST(CheckBinary, OutputIsByteIdenticalAcrossRuns) {
+  for (const char* format : {"json", "yaml", "text"}) {
+    const std::vector<std::string> good{"check", "-f", fixtures + "vm.yaml", "-f", fixtures + "vmi.yaml",
+                                        "-f", fixtures + "vm-conflict.yaml", "--objects", fixtures + "cluster",
+                                        "-o", format};
+    const ProcessResult first = vmgate(good);
+    const ProcessResult second = vmgate(good);
+    EXPECT_EQ(first.status, 1) << format << ": " << first.err;
+    EXPECT_EQ(first.out, second.out) << format;
+    EXPECT_EQ(first.err, second.err) << format;
+    EXPECT_FALSE(first.out.empty()) << format;
+  }
+}
+
+TEST(CheckBinary, UnusableInputExitsTwoWithEmptyStdout) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"check", "-f", fixtures + "broken.yaml", "-o", "json"},
+           {"check", "-f", fixtures},  // the directory holds broken.yaml
+           {"check", "-f", fixtures + "only-configmap.yaml", "-o", "json"},
+           {"check", "-f", fixtures + "vm.yaml", "--kubeconfig", "/dev/null"},
+           {"check", "-f", fixtures + "vm.yaml", "--operation", "UPDATE"},
+           {"serve"},
+           {}}) {
+    const ProcessResult run = vmgate(args);
+    EXPECT_EQ(run.status, 2) << (args.empty() ? "" : args.back()) << ": " << run.err;
+    EXPECT_TRUE(run.out.empty()) << run.out;
+    EXPECT_FALSE(run.err.empty());
+  }
+}
+
+TEST(CheckBinary, SyntaxErrorNamesFileLineAndColumn) {
+  const ProcessResult run = vmgate({"check", "-f", fixtures + "broken.yaml"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err, "error: " + fixtures + "broken.yaml:6:5: end of sequence flow not found\n");
+}
+
+TEST(CheckBinary, MalformedClusterObjectIsRefusedNamingFileAndField) {
+  const ProcessResult run =
+      vmgate({"check", "-f", fixtures + "vm.yaml", "--objects", fixtures + "bad-cluster", "-o", "json"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_TRUE(run.out.empty()) << run.out;
+  EXPECT_EQ(run.err, "error: " + fixtures +
+                         "bad-cluster/instancetype.yaml#0: invalid VirtualMachineClusterInstancetype: "
+                         "spec.memory.guest '1.5.5Gi': quantities must match the regular expression "
+                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'\n");
+}
+
+TEST(CheckBinary, StdinAndYamlOutput) {
+  const ProcessResult run = vmgate({"check", "-f", "-", "-o", "yaml"}, testing::read_file(fixtures + "vmi.yaml"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out.rfind("results:\n  - source: -#1\n    kind: VirtualMachineInstance\n", 0), 0U) << run.out;
+}
+
+TEST(CheckBinary, TextIsUncolouredWhenNotATerminal) {
+  const ProcessResult run = vmgate({"check", "-f", fixtures + "vmi.yaml"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out.find('\033'), std::string::npos);
+  EXPECT_EQ(run.out.rfind("virtualmachineinstance.kubevirt.io/vmi1 [default, " + fixtures + "vmi.yaml#1] admitted (", 0),
+            0U)
+      << run.out;
+}
+
+TEST(CheckBinary, VersionAndHelp) {
+  const ProcessResult version = vmgate({"version"});
+  EXPECT_EQ(version.status, 0);
+  EXPECT_EQ(version.out.rfind("vmgate ", 0), 0U);
+  const ProcessResult help = vmgate({"check", "--help"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("Usage: vmgate check"), std::string::npos);
+}
+
+// The acceptance runner's invocation (acceptance-sample/run.py): object.json, objects.json as a
+// List, --namespace, --operation, -o json. Checks the verdict of every sample case.
+TEST(CheckBinary, AcceptanceSampleCases) {
+  const std::filesystem::path cases = std::filesystem::path(VMGATE_SHARED_DIR) / "acceptance-sample" / "cases";
+  if (!std::filesystem::is_directory(cases)) {
+    GTEST_SKIP() << "no " << cases;
+  }
+  std::size_t checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cases)) {
+    if (entry.path().extension() != ".json") {
+      continue;
+    }
+    const json::Document test_case = testing::parse(testing::read_file(entry.path().string()));
+    const json::Value& request = test_case["request"];
+    TempDir dir;
+    json::Document list;
+    list.SetObject();
+    list.AddMember("apiVersion", "v1", list.GetAllocator());
+    list.AddMember("kind", "List", list.GetAllocator());
+    list.AddMember("items", json::copy(test_case["objects"], list.GetAllocator()), list.GetAllocator());
+    const std::string objects = dir.write("objects.json", json::to_string(list));
+    const std::string object = dir.write("object.json", json::to_string(request["object"]));
+    std::string ns(json::find_string(request, "namespace"));
+    std::vector<std::string> args{"check", "-f", object, "--objects", objects, "--namespace", ns.empty() ? "default" : ns,
+                                  "--operation", std::string(json::find_string(request, "operation")), "-o", "json"};
+    if (const json::Value* old = json::find(request, "oldObject"); old != nullptr && old->IsObject()) {
+      args.insert(args.end(), {"--old", dir.write("old.json", json::to_string(*old))});
+    }
+    const ProcessResult run = vmgate(args);
+    const bool allowed = test_case["expect"]["allowed"].GetBool();
+    EXPECT_EQ(run.status, allowed ? 0 : 1) << entry.path().filename() << ": " << run.err;
+    if (run.status == 0 || run.status == 1) {
+      const json::Document report = parse_report(run);
+      EXPECT_EQ(report["results"][0]["allowed"].GetBool(), allowed) << entry.path().filename();
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 0U);
+}
+
+}  // namespace
+}  // namespace vmgate::cli

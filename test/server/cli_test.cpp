@@ -1,0 +1,210 @@
+// In-process tests of `vmgate` (vmgate::cli::run with injected streams).
+#include "vmgate/server/cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/check_test_support.hpp"
+#include "support/json_test_support.hpp"
+#include "vmgate/admission/json_decode.hpp"
+#include "vmgate/server/yaml_json.hpp"
+
+namespace vmgate::cli {
+namespace {
+
+const std::string fixtures = std::string(VMGATE_SOURCE_DIR) + "/test/fixtures/check/";
+
+struct Ran {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+Ran vmgate(std::vector<std::string> args, const std::string& input = "", bool color = false) {
+  std::vector<std::string_view> views(args.begin(), args.end());
+  std::istringstream in(input);
+  std::ostringstream out;
+  std::ostringstream err;
+  Ran ran;
+  ran.status = run(views, Console{in, out, err, color});
+  ran.out = out.str();
+  ran.err = err.str();
+  return ran;
+}
+
+TEST(Cli, Version) {
+  const Ran ran = vmgate({"version"});
+  EXPECT_EQ(ran.status, 0);
+  EXPECT_EQ(ran.out.rfind("vmgate ", 0), 0U) << ran.out;
+  EXPECT_EQ(ran.out.find("unknown"), std::string::npos) << ran.out;  // the project's version is compiled in
+  EXPECT_EQ(ran.out.back(), '\n');
+  EXPECT_EQ(vmgate({"version", "extra"}).status, 2);
+}
+
+TEST(Cli, Help) {
+  for (const char* flag : {"--help", "-h", "help"}) {
+    const Ran ran = vmgate({flag});
+    EXPECT_EQ(ran.status, 0) << flag;
+    EXPECT_EQ(ran.out, usage()) << flag;
+    EXPECT_TRUE(ran.err.empty());
+  }
+  const Ran check_help = vmgate({"check", "--help"});
+  EXPECT_EQ(check_help.status, 0);
+  EXPECT_NE(check_help.out.find("Usage: vmgate check"), std::string::npos);
+  EXPECT_NE(check_help.out.find("--objects"), std::string::npos);
+}
+
+TEST(Cli, NoArgumentsPrintsUsageToStderr) {
+  const Ran ran = vmgate({});
+  EXPECT_EQ(ran.status, 2);
+  EXPECT_TRUE(ran.out.empty());
+  EXPECT_EQ(ran.err, usage());
+}
+
+TEST(Cli, ServeIsNotAvailable) {
+  const Ran ran = vmgate({"serve", "--listen", ":8443"});
+  EXPECT_EQ(ran.status, 2);
+  EXPECT_TRUE(ran.out.empty());
+  EXPECT_NE(ran.err.find("serve is not available in this build"), std::string::npos) << ran.err;
+}
+
+TEST(Cli, UnknownCommand) {
+  const Ran ran = vmgate({"apply", "-f", "x"});
+  EXPECT_EQ(ran.status, 2);
+  EXPECT_EQ(ran.err, "error: unknown command \"apply\"\nSee 'vmgate --help'.\n");
+}
+
+struct ArgumentError {
+  std::vector<std::string> args;
+  std::string message;  // expected in stderr
+};
+
+void PrintTo(const ArgumentError& e, std::ostream* out) {
+  for (const std::string& arg : e.args) {
+    *out << arg << ' ';
+  }
+}
+
+class CheckExitsTwo : public ::testing::TestWithParam<ArgumentError> {};
+
+TEST_P(CheckExitsTwo, WithAMessageAndNothingOnStdout) {
+  std::vector<std::string> args{"check"};
+  for (const std::string& arg : GetParam().args) {
+    args.push_back(arg.starts_with("@") ? fixtures + arg.substr(1) : arg);
+  }
+  const Ran ran = vmgate(args);
+  EXPECT_EQ(ran.status, 2) << ran.err;
+  EXPECT_TRUE(ran.out.empty()) << ran.out;
+  EXPECT_NE(ran.err.find(GetParam().message), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("error: "), std::string::npos) << ran.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Check, CheckExitsTwo,
+    ::testing::Values(
+        ArgumentError{{}, "error: no input: give the objects to check with -f FILE|DIR|-\nSee 'vmgate check --help'."},
+        ArgumentError{{"-f", "@vm.yaml", "--kubeconfig", "/root/.kube/config"}, "error: unknown option --kubeconfig"},
+        ArgumentError{{"-f", "@vm.yaml", "-o", "table"}, "-o must be text, json or yaml"},
+        ArgumentError{{"-f", "@vm.yaml", "--operation", "UPDATE"}, "needs the object before the update: --old FILE"},
+        ArgumentError{{"-f", "@vm.yaml", "--old", "@vm.yaml"}, "--old is only meaningful with --operation UPDATE"},
+        ArgumentError{{"-f", "/nonexistent.yaml"}, "error: /nonexistent.yaml: no such file or directory"},
+        ArgumentError{{"-f", "@broken.yaml"}, "broken.yaml:6:5: end of sequence flow not found"},
+        ArgumentError{{"-f", "@duplicate-key.yaml"}, "duplicate-key.yaml:5:3: duplicate key \"name\""},
+        ArgumentError{{"-f", "@only-configmap.yaml"}, "error: no VirtualMachine or VirtualMachineInstance found in "},
+        ArgumentError{{"-f", "@vm.yaml", "--objects", "@objects-without-name.yaml"},
+                      "objects-without-name.yaml#0: metadata.name is required"},
+        ArgumentError{{"-f", "@vm.yaml", "--objects", "@broken.yaml"}, "broken.yaml:6:5:"},
+        ArgumentError{{"-f", "@vm.yaml", "--operation", "UPDATE", "--old", "@vmi.yaml"},
+                      "expected exactly one object, found 2"},
+        ArgumentError{{"-f", "@vm.yaml", "--operation", "UPDATE", "--old", "@only-configmap.yaml"},
+                      "is not a kubevirt.io VirtualMachine or VirtualMachineInstance"},
+        ArgumentError{{"-f", "@vm.yaml", "--operation", "UPDATE", "--old", "@vm-conflict.yaml"},
+                      "holds VirtualMachine team-a/vm-conflict; no old object for "},
+        ArgumentError{{"-f", "@vm-updated.yaml", "-f", "@vmi.yaml", "--operation", "UPDATE", "--old", "@vm.yaml"},
+                      "(VirtualMachineInstance default/vmi1)"}));
+
+TEST(Cli, NotesGoToStderr) {
+  const Ran ran = vmgate({"check", "-f", fixtures + "vmi.yaml", "--objects", fixtures + "cluster"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_NE(ran.err.find("note: " + fixtures + "cluster/service.yaml#0: skipping kind Service\n"), std::string::npos)
+      << ran.err;
+  EXPECT_NE(ran.err.find("note: " + fixtures + "vmi.yaml#0: skipping kind ConfigMap\n"), std::string::npos) << ran.err;
+  EXPECT_EQ(ran.out.find("note:"), std::string::npos);
+}
+
+TEST(Cli, ReadsStdin) {
+  const std::string vmi = testing::read_file(fixtures + "vmi.yaml");
+  const Ran ran = vmgate({"check", "-f", "-", "-o", "json"}, vmi);
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_NE(ran.out.find("\"source\": \"-#1\""), std::string::npos) << ran.out.substr(0, 300);
+}
+
+TEST(Cli, ObjectsFromStdin) {
+  const std::string cluster = testing::read_file(fixtures + "cluster/instancetypes.yaml") + "\n---\n" +
+                              testing::read_file(fixtures + "cluster/preferences.json");
+  const Ran ran = vmgate({"check", "-f", fixtures + "vm.yaml", "--objects", "-"}, cluster);
+  EXPECT_EQ(ran.status, 0) << ran.err;
+}
+
+TEST(Cli, TextOutputWithoutAndWithColour) {
+  const std::vector<std::string> args{"check", "-f", fixtures + "vm.yaml", "-f", fixtures + "vm-conflict.yaml",
+                                      "--objects", fixtures + "cluster"};
+  const Ran plain = vmgate(args);
+  EXPECT_EQ(plain.status, 1) << plain.err;
+  EXPECT_EQ(plain.out.find('\033'), std::string::npos);
+  EXPECT_EQ(plain.out.rfind("virtualmachine.kubevirt.io/vm1 [default, " + fixtures + "vm.yaml#0] admitted (", 0), 0U)
+      << plain.out;
+  EXPECT_NE(plain.out.find("virtualmachine.kubevirt.io/vm-conflict [team-a, " + fixtures + "vm-conflict.yaml#0] denied:\n"
+                           "  - spec.template.spec.domain.cpu.sockets: "),
+            std::string::npos)
+      << plain.out;
+  const Ran coloured = vmgate(args, "", true);
+  EXPECT_NE(coloured.out.find("\033[32madmitted\033[0m"), std::string::npos) << coloured.out;
+  EXPECT_NE(coloured.out.find("\033[31mdenied\033[0m"), std::string::npos) << coloured.out;
+}
+
+TEST(Cli, YamlOutputIsTheJsonDocument) {
+  const std::vector<std::string> base{"check", "-f", fixtures + "vm.yaml", "-f", fixtures + "vmi-no-memory.json",
+                                      "--objects", fixtures + "cluster"};
+  std::vector<std::string> as_json = base;
+  as_json.insert(as_json.end(), {"-o", "json"});
+  std::vector<std::string> as_yaml = base;
+  as_yaml.insert(as_yaml.end(), {"-o", "yaml"});
+  const Ran json_run = vmgate(as_json);
+  const Ran yaml_run = vmgate(as_yaml);
+  EXPECT_EQ(json_run.status, 1);
+  EXPECT_EQ(yaml_run.status, 1);
+  auto from_json = json::parse_json(json_run.out);
+  ASSERT_TRUE(from_json.ok()) << from_json.error().message;
+  auto from_yaml = yaml_to_json(yaml_run.out);
+  ASSERT_TRUE(from_yaml.ok()) << from_yaml.error().message;
+  ASSERT_EQ(from_yaml->size(), 1U);
+  EXPECT_TRUE(json::equal(*from_json, *(*from_yaml)[0].document));
+}
+
+TEST(Cli, UpdateWithOldObject) {
+  const Ran ran = vmgate({"check", "-f", fixtures + "vm-updated.yaml", "--objects", fixtures + "cluster", "--operation",
+                          "UPDATE", "--old", fixtures + "vm.yaml", "-o", "json"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  auto report = json::parse_json(ran.out);
+  ASSERT_TRUE(report.ok());
+  const json::Value& result = (*report)["results"][0];
+  EXPECT_EQ(json::find_string(result, "name"), "vm1");
+  EXPECT_TRUE(result["allowed"].GetBool());
+}
+
+TEST(Cli, NamespaceOption) {
+  const Ran ran = vmgate({"check", "-f", fixtures + "vmi.yaml", "-f", fixtures + "vm-conflict.yaml", "--objects",
+                          fixtures + "cluster", "-n", "team-b", "-o", "json"});
+  auto report = json::parse_json(ran.out);
+  ASSERT_TRUE(report.ok()) << ran.err;
+  EXPECT_EQ(json::find_string((*report)["results"][0], "namespace"), "team-b");  // from --namespace
+  EXPECT_EQ(json::find_string((*report)["results"][1], "namespace"), "team-a");  // from metadata
+}
+
+}  // namespace
+}  // namespace vmgate::cli
