@@ -407,7 +407,9 @@ class Converter final : public YAML::EventHandler {
     auto emit_merges_at = [&](std::size_t position) {
       for (; next < frame.merges.size() && frame.merges[next].position == position; ++next) {
         json::Value& source = frame.merges[next].source;
-        for (auto member = source.MemberBegin(); member != source.MemberEnd(); ++member) {
+        // Index loops: clang 14 rejects comparing RapidJSON's mutable member iterators in C++20.
+        for (rapidjson::SizeType i = 0; i < source.MemberCount(); ++i) {
+          auto member = source.MemberBegin() + i;
           if (seen.insert(std::string(json::as_view(member->name))).second) {
             merged.AddMember(member->name, member->value, allocator());
           }
@@ -415,7 +417,8 @@ class Converter final : public YAML::EventHandler {
       }
     };
     std::size_t index = 0;
-    for (auto member = frame.value.MemberBegin(); member != frame.value.MemberEnd(); ++member, ++index) {
+    for (rapidjson::SizeType i = 0; i < frame.value.MemberCount(); ++i, ++index) {
+      auto member = frame.value.MemberBegin() + i;
       emit_merges_at(index);
       merged.AddMember(member->name, member->value, allocator());
     }

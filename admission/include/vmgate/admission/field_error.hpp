@@ -42,7 +42,6 @@ class FieldPath {
   [[nodiscard]] FieldPath key(std::string_view k) const;
 
   [[nodiscard]] const std::string& str() const { return path_; }
-  operator const std::string&() const { return path_; }  // NOLINT: reads naturally in messages
 
  private:
   std::string path_;
