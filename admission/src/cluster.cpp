@@ -20,22 +20,49 @@ struct KindInfo {
 
 // Short names as the CRDs declare them (kubectl api-resources).
 constexpr std::array<KindInfo, 10> kinds{{
-    {ObjectKind::instancetype, "VirtualMachineInstancetype", "virtualmachineinstancetypes",
-     "virtualmachineinstancetypes.instancetype.kubevirt.io", true, {"vminstancetype", "vminstancetypes", "vmf"}},
-    {ObjectKind::cluster_instancetype, "VirtualMachineClusterInstancetype",
-     "virtualmachineclusterinstancetypes", "virtualmachineclusterinstancetypes.instancetype.kubevirt.io", false,
+    {ObjectKind::instancetype,
+     "VirtualMachineInstancetype",
+     "virtualmachineinstancetypes",
+     "virtualmachineinstancetypes.instancetype.kubevirt.io",
+     true,
+     {"vminstancetype", "vminstancetypes", "vmf"}},
+    {ObjectKind::cluster_instancetype,
+     "VirtualMachineClusterInstancetype",
+     "virtualmachineclusterinstancetypes",
+     "virtualmachineclusterinstancetypes.instancetype.kubevirt.io",
+     false,
      {"vmclusterinstancetype", "vmclusterinstancetypes", "vmcf"}},
-    {ObjectKind::preference, "VirtualMachinePreference", "virtualmachinepreferences",
-     "virtualmachinepreferences.instancetype.kubevirt.io", true, {"vmpref", "vmprefs", "vmp"}},
-    {ObjectKind::cluster_preference, "VirtualMachineClusterPreference", "virtualmachineclusterpreferences",
-     "virtualmachineclusterpreferences.instancetype.kubevirt.io", false, {"vmcpref", "vmcprefs", "vmcp"}},
-    {ObjectKind::persistent_volume_claim, "PersistentVolumeClaim", "persistentvolumeclaims",
-     "persistentvolumeclaims", true, {"pvc", "", ""}},
+    {ObjectKind::preference,
+     "VirtualMachinePreference",
+     "virtualmachinepreferences",
+     "virtualmachinepreferences.instancetype.kubevirt.io",
+     true,
+     {"vmpref", "vmprefs", "vmp"}},
+    {ObjectKind::cluster_preference,
+     "VirtualMachineClusterPreference",
+     "virtualmachineclusterpreferences",
+     "virtualmachineclusterpreferences.instancetype.kubevirt.io",
+     false,
+     {"vmcpref", "vmcprefs", "vmcp"}},
+    {ObjectKind::persistent_volume_claim,
+     "PersistentVolumeClaim",
+     "persistentvolumeclaims",
+     "persistentvolumeclaims",
+     true,
+     {"pvc", "", ""}},
     {ObjectKind::data_volume, "DataVolume", "datavolumes", "datavolumes.cdi.kubevirt.io", true, {"dv", "dvs", ""}},
     {ObjectKind::data_source, "DataSource", "datasources", "datasources.cdi.kubevirt.io", true, {"das", "", ""}},
-    {ObjectKind::volume_snapshot, "VolumeSnapshot", "volumesnapshots", "volumesnapshots.snapshot.storage.k8s.io",
-     true, {"vs", "", ""}},
-    {ObjectKind::controller_revision, "ControllerRevision", "controllerrevisions", "controllerrevisions.apps", true,
+    {ObjectKind::volume_snapshot,
+     "VolumeSnapshot",
+     "volumesnapshots",
+     "volumesnapshots.snapshot.storage.k8s.io",
+     true,
+     {"vs", "", ""}},
+    {ObjectKind::controller_revision,
+     "ControllerRevision",
+     "controllerrevisions",
+     "controllerrevisions.apps",
+     true,
      {"", "", ""}},
     {ObjectKind::kubevirt, "KubeVirt", "kubevirts", "kubevirts.kubevirt.io", true, {"kv", "kvs", ""}},
 }};
@@ -50,8 +77,7 @@ const KindInfo& info(ObjectKind kind) {
 }
 
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
          });
 }
@@ -94,10 +120,18 @@ std::optional<ObjectKind> parse_object_kind(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view kind_name(ObjectKind kind) { return info(kind).name; }
-std::string_view resource_name(ObjectKind kind) { return info(kind).resource; }
-std::string_view group_resource(ObjectKind kind) { return info(kind).group_resource; }
-bool is_namespaced(ObjectKind kind) { return info(kind).namespaced; }
+std::string_view kind_name(ObjectKind kind) {
+  return info(kind).name;
+}
+std::string_view resource_name(ObjectKind kind) {
+  return info(kind).resource;
+}
+std::string_view group_resource(ObjectKind kind) {
+  return info(kind).group_resource;
+}
+bool is_namespaced(ObjectKind kind) {
+  return info(kind).namespaced;
+}
 
 namespace {
 // virt-config.go GetMachineType / GetEmulatedMachines switch on arm64 and s390x; every other
@@ -145,19 +179,52 @@ namespace {
 // pkg/virt-config/featuregate/{active,inactive}.go at the reference commit. featuregate.IsEnabled:
 // a GA gate is always on, a Beta gate is on unless developerConfiguration.disabledFeatureGates
 // lists it (vmgate does not read that list yet), an Alpha gate only when listed.
-constexpr std::array<std::string_view, 15> beta_gates{
-    "ImageVolume",        "Snapshot",         "WorkloadEncryptionSEV",      "KubevirtSeccompProfile",
-    "NodeRestriction",    "GPUsWithDRA",      "HostDevicesWithDRA",         "DecentralizedLiveMigration",
-    "DeclarativeHotplugVolumes", "PasstBinding", "PodSecondaryInterfaceNamingUpgrade",
-    "ExternalNetResourceInjection", "RebootPolicy", "Template", "OptOutRoleAggregation"};
-constexpr std::array<std::string_view, 31> ga_gates{
-    "LiveMigration", "SRIOVLiveMigration", "NonRoot", "PSA", "CPUNodeDiscovery", "NUMA",
-    "CommonInstancetypesDeploymentGate", "GPU", "HotplugNICs", "BochsDisplayForEFIGuests",
-    "VMLiveUpdateFeatures", "NetworkBindingPlugins", "DynamicPodInterfaceNaming", "VolumesUpdateStrategy",
-    "VolumeMigration", "DisableCustomSELinuxPolicy", "AutoResourceLimitsGate", "ClusterProfiler",
-    "VMPersistentState", "VMExport", "PersistentReservation", "InstancetypeReferencePolicy",
-    "EnableVirtioFsConfigVolumes", "ExpandDisks", "PanicDevices", "LiveUpdateNADRef", "VideoConfig",
-    "SecureExecution", "MigrationPriorityQueue", "VmiMemoryOverheadReport", "LibvirtHooksServerAndClient"};
+constexpr std::array<std::string_view, 15> beta_gates{"ImageVolume",
+                                                      "Snapshot",
+                                                      "WorkloadEncryptionSEV",
+                                                      "KubevirtSeccompProfile",
+                                                      "NodeRestriction",
+                                                      "GPUsWithDRA",
+                                                      "HostDevicesWithDRA",
+                                                      "DecentralizedLiveMigration",
+                                                      "DeclarativeHotplugVolumes",
+                                                      "PasstBinding",
+                                                      "PodSecondaryInterfaceNamingUpgrade",
+                                                      "ExternalNetResourceInjection",
+                                                      "RebootPolicy",
+                                                      "Template",
+                                                      "OptOutRoleAggregation"};
+constexpr std::array<std::string_view, 31> ga_gates{"LiveMigration",
+                                                    "SRIOVLiveMigration",
+                                                    "NonRoot",
+                                                    "PSA",
+                                                    "CPUNodeDiscovery",
+                                                    "NUMA",
+                                                    "CommonInstancetypesDeploymentGate",
+                                                    "GPU",
+                                                    "HotplugNICs",
+                                                    "BochsDisplayForEFIGuests",
+                                                    "VMLiveUpdateFeatures",
+                                                    "NetworkBindingPlugins",
+                                                    "DynamicPodInterfaceNaming",
+                                                    "VolumesUpdateStrategy",
+                                                    "VolumeMigration",
+                                                    "DisableCustomSELinuxPolicy",
+                                                    "AutoResourceLimitsGate",
+                                                    "ClusterProfiler",
+                                                    "VMPersistentState",
+                                                    "VMExport",
+                                                    "PersistentReservation",
+                                                    "InstancetypeReferencePolicy",
+                                                    "EnableVirtioFsConfigVolumes",
+                                                    "ExpandDisks",
+                                                    "PanicDevices",
+                                                    "LiveUpdateNADRef",
+                                                    "VideoConfig",
+                                                    "SecureExecution",
+                                                    "MigrationPriorityQueue",
+                                                    "VmiMemoryOverheadReport",
+                                                    "LibvirtHooksServerAndClient"};
 }  // namespace
 
 bool ClusterConfig::feature_gate_enabled(std::string_view gate) const {
@@ -219,8 +286,7 @@ Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) 
   read_string(c, "cpuModel", "spec.configuration.cpuModel", config.cpu_model, problems);
   read_string(c, "machineType", "spec.configuration.machineType", config.machine_type, problems);
   read_string(c, "evictionStrategy", "spec.configuration.evictionStrategy", config.eviction_strategy, problems);
-  read_string(c, "vmRolloutStrategy", "spec.configuration.vmRolloutStrategy", config.vm_rollout_strategy,
-              problems);
+  read_string(c, "vmRolloutStrategy", "spec.configuration.vmRolloutStrategy", config.vm_rollout_strategy, problems);
   if (const json::Value* cpu_request = json::find(c, "cpuRequest"); cpu_request != nullptr) {
     if (cpu_request->IsString()) {
       config.cpu_request = std::string(json::as_view(*cpu_request));
@@ -270,7 +336,8 @@ Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) 
         }
       }
     } else {
-      problems.append(problems.empty() ? "" : "; ").append("spec.configuration.emulatedMachines must be a list of strings");
+      problems.append(problems.empty() ? "" : "; ")
+          .append("spec.configuration.emulatedMachines must be a list of strings");
     }
     for (std::string_view arch : {"amd64", "arm64", "s390x"}) {
       config.arch_emulated_machines[std::string(arch)] = globs;
@@ -340,8 +407,7 @@ Result<ObjectKind> ObjectStore::add(const json::Value& object, std::string_view 
   std::optional<ObjectKind> kind = parse_object_kind(kind_text);
   // Only exact Kind names identify stored objects; short names are for humans on the command line.
   if (!kind || kind_text != kind_name(*kind)) {
-    return Error{"kind " + std::string(kind_text.empty() ? "(none)" : kind_text) +
-                 " is not an object vmgate reads"};
+    return Error{"kind " + std::string(kind_text.empty() ? "(none)" : kind_text) + " is not an object vmgate reads"};
   }
   const json::Value* metadata = json::find(object, "metadata");
   const json::Value* name = metadata != nullptr ? json::find(*metadata, "name") : nullptr;
@@ -375,8 +441,14 @@ const json::Value* ObjectStore::find(ObjectKind kind, std::string_view namespace
   return it == impl_->objects.end() ? nullptr : &it->second;
 }
 
-const ClusterConfig& ObjectStore::config() const { return impl_->config; }
-std::size_t ObjectStore::size() const { return impl_->objects.size(); }
-std::size_t ObjectStore::count(ObjectKind kind) const { return impl_->counts[static_cast<std::size_t>(kind)]; }
+const ClusterConfig& ObjectStore::config() const {
+  return impl_->config;
+}
+std::size_t ObjectStore::size() const {
+  return impl_->objects.size();
+}
+std::size_t ObjectStore::count(ObjectKind kind) const {
+  return impl_->counts[static_cast<std::size_t>(kind)];
+}
 
 }  // namespace vmgate::admission

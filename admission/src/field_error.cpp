@@ -6,13 +6,20 @@ namespace vmgate::admission {
 
 std::string_view to_string(CauseType type) {
   switch (type) {
-    case CauseType::field_value_invalid: return "FieldValueInvalid";
-    case CauseType::field_value_not_found: return "FieldValueNotFound";
-    case CauseType::field_value_not_supported: return "FieldValueNotSupported";
-    case CauseType::field_value_required: return "FieldValueRequired";
-    case CauseType::field_value_duplicate: return "FieldValueDuplicate";
-    case CauseType::field_value_forbidden: return "FieldValueForbidden";
-    case CauseType::unexpected_server_response: return "UnexpectedServerResponse";
+    case CauseType::field_value_invalid:
+      return "FieldValueInvalid";
+    case CauseType::field_value_not_found:
+      return "FieldValueNotFound";
+    case CauseType::field_value_not_supported:
+      return "FieldValueNotSupported";
+    case CauseType::field_value_required:
+      return "FieldValueRequired";
+    case CauseType::field_value_duplicate:
+      return "FieldValueDuplicate";
+    case CauseType::field_value_forbidden:
+      return "FieldValueForbidden";
+    case CauseType::unexpected_server_response:
+      return "UnexpectedServerResponse";
   }
   return "FieldValueInvalid";
 }
@@ -51,8 +58,7 @@ Verdict Verdict::invalid(ErrorList causes) {
     verdict.message.append(causes[i].message);
   }
   if (causes.size() > max_causes) {
-    verdict.message.append(", and " + std::to_string(causes.size() - max_causes) +
-                           " more validation errors");
+    verdict.message.append(", and " + std::to_string(causes.size() - max_causes) + " more validation errors");
   }
   causes.resize(shown);
   verdict.causes = std::move(causes);

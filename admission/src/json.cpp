@@ -136,7 +136,9 @@ Value make_string(std::string_view text, Allocator& allocator) {
   return Value(text.data(), static_cast<rapidjson::SizeType>(text.size()), allocator);
 }
 
-Value copy(const Value& value, Allocator& allocator) { return Value(value, allocator); }
+Value copy(const Value& value, Allocator& allocator) {
+  return Value(value, allocator);
+}
 
 std::string_view as_view(const Value& string_value) {
   return {string_value.GetString(), string_value.GetStringLength()};

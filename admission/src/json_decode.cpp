@@ -19,8 +19,8 @@ using ParseOutcome = Result<Document, DecodeError>;
 
 // Iterative so that hostile nesting cannot overflow the C++ stack; full precision so that a
 // number read back equals the text the user wrote (Kubernetes compares what it stores).
-constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
-                                 rapidjson::kParseFullPrecisionFlag;
+constexpr unsigned kParseFlags =
+    rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag | rapidjson::kParseFullPrecisionFlag;
 
 // The handler reads the live input position while RapidJSON is inside a string; a stream type
 // that RapidJSON copies into a local (copy optimisation) would show a stale position.
@@ -325,8 +325,7 @@ Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimi
   }
   // MemoryStream reports a NUL byte as the end of input, so "{}\0junk" would parse as "{}".
   if (stream.Tell() != text.size()) {
-    return positional_error(text, stream.Tell(),
-                            rapidjson_message(rapidjson::kParseErrorDocumentRootNotSingular));
+    return positional_error(text, stream.Tell(), rapidjson_message(rapidjson::kParseErrorDocumentRootNotSingular));
   }
   return ParseOutcome(std::move(document));
 }
@@ -376,8 +375,7 @@ std::optional<DecodeError> check_structure(const Value& value, const DecodeLimit
       stack.pop_back();
       continue;
     }
-    const Value& child =
-        container.IsObject() ? (container.MemberBegin() + top.next)->value : container[top.next];
+    const Value& child = container.IsObject() ? (container.MemberBegin() + top.next)->value : container[top.next];
     ++top.next;
     if (child.IsObject() || child.IsArray()) {
       if (auto error = enter(child)) {

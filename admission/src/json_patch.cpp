@@ -354,8 +354,7 @@ Result<Document> apply_patch(const Value& target, const Value& patch) {
     if (path == nullptr || !path->IsString()) {
       return Error{label + " (" + std::string(as_view(*op)) + "): \"path\" must be a string"};
     }
-    const std::string described =
-        label + " (" + std::string(as_view(*op)) + " " + std::string(as_view(*path)) + ")";
+    const std::string described = label + " (" + std::string(as_view(*op)) + " " + std::string(as_view(*path)) + ")";
     auto tokens = split_pointer(as_view(*path));
     if (!tokens) {
       return Error{described + ": " + tokens.error().message};

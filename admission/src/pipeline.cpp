@@ -154,7 +154,8 @@ MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, c
 // (admit: the mutating stage checked the submitted object and only adds well-typed fields).
 Verdict validate_vm(const Request& request, const ClusterView& cluster, const StructureValidator* structure) {
   const json::Value& object = *request.object;
-  if (ErrorList errors = structure != nullptr ? structure->validate(StructureKind::virtual_machine, object) : ErrorList{};
+  if (ErrorList errors =
+          structure != nullptr ? structure->validate(StructureKind::virtual_machine, object) : ErrorList{};
       !errors.empty()) {
     return Verdict::invalid(std::move(errors));
   }
@@ -189,9 +190,9 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
     }
     json::ensure_object(*template_value, "spec", allocator);
     json::ensure_object(*template_value, "metadata", allocator);
-    std::vector<std::string> conflicts = instancetype::apply_with_preference(
-        instancetype_spec, preference_spec, *json::find(*template_value, "spec"),
-        *json::find(*template_value, "metadata"), "spec.template.spec", allocator);
+    std::vector<std::string> conflicts =
+        instancetype::apply_with_preference(instancetype_spec, preference_spec, *json::find(*template_value, "spec"),
+                                            *json::find(*template_value, "metadata"), "spec.template.spec", allocator);
     if (!conflicts.empty()) {
       Verdict verdict = Verdict::invalid(instancetype::conflict_causes(conflicts));
       verdict.warnings = std::move(warnings);
@@ -219,7 +220,8 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
     verdict.warnings = std::move(warnings);
     return verdict;
   }
-  if (const json::Value* spec_value = json::find_object(object, "spec"); spec_value != nullptr && json::has(*spec_value, "running")) {
+  if (const json::Value* spec_value = json::find_object(object, "spec");
+      spec_value != nullptr && json::has(*spec_value, "running")) {
     warnings.emplace_back("spec.running is deprecated, please use spec.runStrategy instead.");
   }
   Verdict verdict = Verdict::allow();
@@ -240,7 +242,8 @@ Verdict validate_vmi(const Request& request, const ClusterView& cluster, const S
       const json::Value* spec_value = json::find(object, "spec");
       const json::Value* old_spec = json::find(*request.old_object, "spec");
       const json::Value null_value;
-      if (!json::equal(spec_value != nullptr ? *spec_value : null_value, old_spec != nullptr ? *old_spec : null_value)) {
+      if (!json::equal(spec_value != nullptr ? *spec_value : null_value,
+                       old_spec != nullptr ? *old_spec : null_value)) {
         return Verdict::invalid({{CauseType::field_value_not_supported, "", "update of VMI object is restricted"}});
       }
     }
@@ -249,8 +252,8 @@ Verdict validate_vmi(const Request& request, const ClusterView& cluster, const S
   ErrorList causes;
   const json::Value* spec_value = json::find_object(object, "spec");
   const json::Value empty(rapidjson::kObjectType);
-  ErrorList spec_causes = validation::validate_vmi_spec(spec_value != nullptr ? *spec_value : empty, FieldPath("spec"),
-                                                        cluster.config());
+  ErrorList spec_causes =
+      validation::validate_vmi_spec(spec_value != nullptr ? *spec_value : empty, FieldPath("spec"), cluster.config());
   causes.insert(causes.end(), spec_causes.begin(), spec_causes.end());
   ErrorList only = validation::validate_vmi_only(object, cluster.config(), request.from_kubevirt_service_account);
   causes.insert(causes.end(), only.begin(), only.end());
@@ -325,9 +328,9 @@ ErrorList Pipeline::check_cluster_object(const json::Value& object) const {
     if (const json::Value* page = json::find_path(object, {"spec", "memory", "hugepages", "pageSize"});
         page != nullptr && page->IsString()) {
       if (Result<Quantity> parsed = Quantity::parse(json::as_view(*page)); !parsed) {
-        errors.push_back({CauseType::field_value_invalid, "spec.memory.hugepages.pageSize",
-                          "spec.memory.hugepages.pageSize '" + std::string(json::as_view(*page)) +
-                              "': " + parsed.error().message});
+        errors.push_back(
+            {CauseType::field_value_invalid, "spec.memory.hugepages.pageSize",
+             "spec.memory.hugepages.pageSize '" + std::string(json::as_view(*page)) + "': " + parsed.error().message});
       }
     }
   }

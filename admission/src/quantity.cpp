@@ -27,19 +27,27 @@ constexpr int128 nanos_per_unit = pow10(9);
 constexpr int128 max_nanos = static_cast<int128>(std::numeric_limits<std::int64_t>::max()) * nanos_per_unit;
 constexpr int128 min_nanos = static_cast<int128>(std::numeric_limits<std::int64_t>::min()) * nanos_per_unit;
 
-Error error_of(std::string_view text) { return Error{std::string(text)}; }
+Error error_of(std::string_view text) {
+  return Error{std::string(text)};
+}
 
-bool in_range(int128 nanos) { return nanos >= min_nanos && nanos <= max_nanos; }
+bool in_range(int128 nanos) {
+  return nanos >= min_nanos && nanos <= max_nanos;
+}
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // The letters apimachinery's scanner lets into a suffix.
-bool is_suffix_letter(char c) { return std::string_view("eEinumkKMGTP").find(c) != std::string_view::npos; }
+bool is_suffix_letter(char c) {
+  return std::string_view("eEinumkKMGTP").find(c) != std::string_view::npos;
+}
 
 // The pieces of a quantity's text, as apimachinery's parseQuantityString splits it.
 struct Pieces {
   bool negative = false;
-  std::string_view whole;     // the digits before '.', leading zeros included
+  std::string_view whole;  // the digits before '.', leading zeros included
   bool has_point = false;
   std::string_view fraction;  // the digits after '.'
   std::string_view suffix;
@@ -96,7 +104,8 @@ std::optional<std::int64_t> parse_int64(std::string_view text) {
   if (text.empty()) {
     return std::nullopt;
   }
-  const std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1U : 0U);
+  const std::uint64_t limit =
+      static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1U : 0U);
   std::uint64_t magnitude = 0;
   for (const char c : text) {
     if (!is_digit(c)) {
@@ -117,10 +126,10 @@ std::optional<std::int64_t> parse_int64(std::string_view text) {
 
 // apimachinery's suffixHandler.interpret.
 std::optional<Scaling> interpret(std::string_view suffix) {
-  static constexpr std::array<std::pair<std::string_view, int>, 10> decimal{{
-      {"n", -9}, {"u", -6}, {"m", -3}, {"", 0}, {"k", 3}, {"M", 6}, {"G", 9}, {"T", 12}, {"P", 15}, {"E", 18}}};
-  static constexpr std::array<std::pair<std::string_view, int>, 6> binary{{
-      {"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60}}};
+  static constexpr std::array<std::pair<std::string_view, int>, 10> decimal{
+      {{"n", -9}, {"u", -6}, {"m", -3}, {"", 0}, {"k", 3}, {"M", 6}, {"G", 9}, {"T", 12}, {"P", 15}, {"E", 18}}};
+  static constexpr std::array<std::pair<std::string_view, int>, 6> binary{
+      {{"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60}}};
   for (const auto& [name, exponent] : decimal) {
     if (suffix == name) {
       return Scaling{10, exponent, Quantity::Format::decimal_si};
@@ -220,8 +229,7 @@ bool kubernetes_keeps_text(const Pieces& pieces, const Scaling& scaling) {
       start == std::string_view::npos ? std::string_view("0") : pieces.whole.substr(start);
   if (scaling.format == Quantity::Format::binary_si) {
     // precision = 15 - len(num) - exponent*3/10 - 1 must not be negative, with no fraction.
-    if (!pieces.fraction.empty() ||
-        static_cast<std::int64_t>(numerator.size()) + scaling.exponent * 3 / 10 > 14) {
+    if (!pieces.fraction.empty() || static_cast<std::int64_t>(numerator.size()) + scaling.exponent * 3 / 10 > 14) {
       return false;
     }
     return (parse_digits(numerator) & 7) != 0;
@@ -351,7 +359,9 @@ Result<Quantity> Quantity::multiply(std::int64_t factor) const {
   return Quantity(product, format_, std::string());
 }
 
-Result<std::int64_t> Quantity::value() const { return to_int64(divide_away_from_zero(nanos_, nanos_per_unit)); }
+Result<std::int64_t> Quantity::value() const {
+  return to_int64(divide_away_from_zero(nanos_, nanos_per_unit));
+}
 
 Result<std::int64_t> Quantity::milli_value() const {
   return to_int64(divide_away_from_zero(nanos_, nanos_per_unit / 1000));
@@ -364,7 +374,9 @@ bool Quantity::is_multiple_of(const Quantity& unit) const {
   return nanos_ % unit.nanos_ == 0;
 }
 
-std::string Quantity::to_string() const { return text_.empty() ? canonical() : text_; }
+std::string Quantity::to_string() const {
+  return text_.empty() ? canonical() : text_;
+}
 
 std::string Quantity::canonical() const {
   if (nanos_ == 0) {
@@ -408,6 +420,8 @@ std::string Quantity::canonical() const {
   return out.append(suffixes[index]);
 }
 
-std::ostream& operator<<(std::ostream& out, const Quantity& quantity) { return out << quantity.to_string(); }
+std::ostream& operator<<(std::ostream& out, const Quantity& quantity) {
+  return out << quantity.to_string();
+}
 
 }  // namespace vmgate::admission

@@ -16,8 +16,8 @@ void copy_if_unset(const Value& source, std::string_view source_key, Value& targ
   json::set(target, target_key, json::copy(*from, allocator), allocator);
 }
 
-void copy_string_if_empty(const Value& source, std::string_view source_key, Value& target,
-                          std::string_view target_key, Allocator& allocator) {
+void copy_string_if_empty(const Value& source, std::string_view source_key, Value& target, std::string_view target_key,
+                          Allocator& allocator) {
   const Value* from = json::find(source, source_key);
   if (from == nullptr || !from->IsString() || from->GetStringLength() == 0 || !empty_string(target, target_key)) {
     return;
@@ -31,7 +31,9 @@ void ensure_disk_target(Value& disk, Allocator& allocator) {
   }
 }
 
-Value& domain(Value& vmi_spec, Allocator& allocator) { return json::ensure_object(vmi_spec, "domain", allocator); }
+Value& domain(Value& vmi_spec, Allocator& allocator) {
+  return json::ensure_object(vmi_spec, "domain", allocator);
+}
 
 Value& devices(Value& vmi_spec, Allocator& allocator) {
   return json::ensure_object(domain(vmi_spec, allocator), "devices", allocator);

@@ -3,4 +3,6 @@
 
 #include "vmgate/server/cli.hpp"
 
-int main(int argc, char** argv) { return vmgate::cli::run(argc, argv, std::cin, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  return vmgate::cli::run(argc, argv, std::cin, std::cout, std::cerr);
+}

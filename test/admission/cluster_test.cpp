@@ -63,15 +63,16 @@ TEST(ClusterObjectKind, UnknownNames) {
 TEST(ClusterObjectKind, NamesAndScopes) {
   EXPECT_EQ(kind_name(ObjectKind::cluster_instancetype), "VirtualMachineClusterInstancetype");
   EXPECT_EQ(resource_name(ObjectKind::cluster_instancetype), "virtualmachineclusterinstancetypes");
-  EXPECT_EQ(group_resource(ObjectKind::cluster_instancetype), "virtualmachineclusterinstancetypes.instancetype.kubevirt.io");
+  EXPECT_EQ(group_resource(ObjectKind::cluster_instancetype),
+            "virtualmachineclusterinstancetypes.instancetype.kubevirt.io");
   EXPECT_EQ(group_resource(ObjectKind::persistent_volume_claim), "persistentvolumeclaims");
   EXPECT_EQ(group_resource(ObjectKind::data_source), "datasources.cdi.kubevirt.io");
   EXPECT_EQ(group_resource(ObjectKind::volume_snapshot), "volumesnapshots.snapshot.storage.k8s.io");
   EXPECT_EQ(kind_name(ObjectKind::preference), "VirtualMachinePreference");
   EXPECT_EQ(resource_name(ObjectKind::data_volume), "datavolumes");
-  for (ObjectKind kind : {ObjectKind::instancetype, ObjectKind::preference, ObjectKind::persistent_volume_claim,
-                          ObjectKind::data_volume, ObjectKind::data_source, ObjectKind::volume_snapshot,
-                          ObjectKind::controller_revision, ObjectKind::kubevirt}) {
+  for (ObjectKind kind :
+       {ObjectKind::instancetype, ObjectKind::preference, ObjectKind::persistent_volume_claim, ObjectKind::data_volume,
+        ObjectKind::data_source, ObjectKind::volume_snapshot, ObjectKind::controller_revision, ObjectKind::kubevirt}) {
     EXPECT_TRUE(is_namespaced(kind)) << kind_name(kind);
     // Every kind's own name parses back to it.
     EXPECT_EQ(parse_object_kind(kind_name(kind)), kind);
@@ -83,8 +84,10 @@ TEST(ClusterObjectKind, NamesAndScopes) {
 
 TEST(ObjectStore, NamespacedLookups) {
   ObjectStore store;
-  ASSERT_TRUE(store.add(parse(R"({"kind": "DataSource", "metadata": {"name": "fedora", "namespace": "os-images"}})")).ok());
-  const Result<ObjectKind> added = store.add(parse(R"({"kind": "PersistentVolumeClaim", "metadata": {"name": "root"}})"), "vms");
+  ASSERT_TRUE(
+      store.add(parse(R"({"kind": "DataSource", "metadata": {"name": "fedora", "namespace": "os-images"}})")).ok());
+  const Result<ObjectKind> added =
+      store.add(parse(R"({"kind": "PersistentVolumeClaim", "metadata": {"name": "root"}})"), "vms");
   ASSERT_TRUE(added.ok());
   EXPECT_EQ(*added, ObjectKind::persistent_volume_claim);
   EXPECT_NE(store.find(ObjectKind::data_source, "os-images", "fedora"), nullptr);
@@ -98,9 +101,12 @@ TEST(ObjectStore, NamespacedLookups) {
 
 TEST(ObjectStore, ClusterScopedLookupsIgnoreTheNamespace) {
   ObjectStore store;
-  ASSERT_TRUE(store.add(parse(R"({"kind": "VirtualMachineClusterInstancetype", "metadata": {"name": "u1.small", "namespace": "x"},
+  ASSERT_TRUE(
+      store
+          .add(
+              parse(R"({"kind": "VirtualMachineClusterInstancetype", "metadata": {"name": "u1.small", "namespace": "x"},
                                   "spec": {"cpu": {"guest": 1}}})"))
-                  .ok());
+          .ok());
   const json::Value* found = store.find(ObjectKind::cluster_instancetype, "anything", "u1.small");
   ASSERT_NE(found, nullptr);
   EXPECT_EQ(dump(*json::find_path(*found, {"spec", "cpu"})), R"({"guest":1})");
@@ -110,9 +116,21 @@ TEST(ObjectStore, ClusterScopedLookupsIgnoreTheNamespace) {
 
 TEST(ObjectStore, ReAddReplaces) {
   ObjectStore store;
-  ASSERT_TRUE(store.add(parse(R"({"kind": "VirtualMachinePreference", "metadata": {"name": "p", "namespace": "a"}, "spec": {"v": 1}})")).ok());
-  ASSERT_TRUE(store.add(parse(R"({"kind": "VirtualMachinePreference", "metadata": {"name": "p", "namespace": "b"}, "spec": {"v": 2}})")).ok());
-  ASSERT_TRUE(store.add(parse(R"({"kind": "VirtualMachinePreference", "metadata": {"name": "p", "namespace": "a"}, "spec": {"v": 3}})")).ok());
+  ASSERT_TRUE(
+      store
+          .add(parse(
+              R"({"kind": "VirtualMachinePreference", "metadata": {"name": "p", "namespace": "a"}, "spec": {"v": 1}})"))
+          .ok());
+  ASSERT_TRUE(
+      store
+          .add(parse(
+              R"({"kind": "VirtualMachinePreference", "metadata": {"name": "p", "namespace": "b"}, "spec": {"v": 2}})"))
+          .ok());
+  ASSERT_TRUE(
+      store
+          .add(parse(
+              R"({"kind": "VirtualMachinePreference", "metadata": {"name": "p", "namespace": "a"}, "spec": {"v": 3}})"))
+          .ok());
   EXPECT_EQ(store.size(), 2U);
   EXPECT_EQ(store.count(ObjectKind::preference), 2U);
   EXPECT_EQ(store.count(ObjectKind::cluster_preference), 0U);
@@ -123,7 +141,8 @@ TEST(ObjectStore, ReAddReplaces) {
 TEST(ObjectStore, StoresACopy) {
   ObjectStore store;
   {
-    const json::Document object = parse(R"({"kind": "DataVolume", "metadata": {"name": "dv", "namespace": "n"}, "spec": {"x": "y"}})");
+    const json::Document object =
+        parse(R"({"kind": "DataVolume", "metadata": {"name": "dv", "namespace": "n"}, "spec": {"x": "y"}})");
     ASSERT_TRUE(store.add(object).ok());
   }
   const json::Value* found = store.find(ObjectKind::data_volume, "n", "dv");
@@ -165,7 +184,8 @@ TEST(ObjectStore, KubeVirtSetsTheConfiguration) {
   ObjectStore store;
   EXPECT_EQ(store.config().cpu_model, "");
   EXPECT_EQ(store.config().default_architecture, "amd64");
-  ASSERT_TRUE(store.add(parse(R"({"kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+  ASSERT_TRUE(store
+                  .add(parse(R"({"kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
       "spec": {"configuration": {"cpuModel": "Haswell"}}, "status": {"defaultArchitecture": "arm64"}})"))
                   .ok());
   EXPECT_EQ(store.config().cpu_model, "Haswell");
@@ -174,7 +194,8 @@ TEST(ObjectStore, KubeVirtSetsTheConfiguration) {
 }
 
 TEST(ClusterConfigFromKubeVirt, Defaults) {
-  for (std::string_view cr : {R"({})", R"({"spec": {}})", R"({"spec": {"configuration": null}})", R"({"spec": {"configuration": {}}})"}) {
+  for (std::string_view cr :
+       {R"({})", R"({"spec": {}})", R"({"spec": {"configuration": null}})", R"({"spec": {"configuration": {}}})"}) {
     const Result<ClusterConfig> config = ClusterConfig::from_kubevirt(parse(cr));
     ASSERT_TRUE(config.ok()) << cr;
     EXPECT_EQ(config->default_architecture, "amd64");
@@ -302,7 +323,8 @@ TEST(ClusterConfigFromKubeVirt, MistypedSettingsAreErrors) {
       {R"({"emulatedMachines": "q35*"})", "spec.configuration.emulatedMachines must be a list of strings"},
       {R"({"developerConfiguration": {"featureGates": "Root"}})",
        "spec.configuration.developerConfiguration.featureGates must be a list of strings"},
-      {R"({"instancetype": {"referencePolicy": 3}})", "spec.configuration.instancetype.referencePolicy must be a string"},
+      {R"({"instancetype": {"referencePolicy": 3}})",
+       "spec.configuration.instancetype.referencePolicy must be a string"},
       {R"({"network": {"defaultNetworkInterface": null, "x": 1}, "liveUpdateConfiguration": {"maxHotplugRatio": -1}})",
        "spec.configuration.liveUpdateConfiguration.maxHotplugRatio must be a non-negative integer"},
       {R"({"liveUpdateConfiguration": {"maxCpuSockets": "8"}})",

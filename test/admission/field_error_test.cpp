@@ -39,8 +39,8 @@ TEST(VerdictFieldPath, PrintsLikeKubernetes) {
 }
 
 TEST(VerdictInvalid, JoinsCauseMessages) {
-  const Verdict verdict = Verdict::invalid({{CauseType::field_value_invalid, "spec.a", "first"},
-                                            {CauseType::field_value_required, "", "second"}});
+  const Verdict verdict = Verdict::invalid(
+      {{CauseType::field_value_invalid, "spec.a", "first"}, {CauseType::field_value_required, "", "second"}});
   EXPECT_FALSE(verdict.allowed);
   EXPECT_EQ(verdict.code, 422);
   EXPECT_EQ(verdict.reason, "Invalid");
@@ -68,8 +68,8 @@ TEST(VerdictInvalid, MoreThanTenCausesAreCut) {
 }
 
 TEST(VerdictInvalid, SingleCause) {
-  const Verdict verdict = Verdict::invalid({{CauseType::field_value_invalid, "spec.template",
-                                             "missing virtual machine template."}});
+  const Verdict verdict =
+      Verdict::invalid({{CauseType::field_value_invalid, "spec.template", "missing virtual machine template."}});
   EXPECT_EQ(verdict.message, "missing virtual machine template.");
 }
 

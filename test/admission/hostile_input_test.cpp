@@ -16,21 +16,23 @@ namespace {
 
 struct HostileCase {
   const char* name;
-  const char* object;          // a VM or VMI with the hostile value
+  const char* object;  // a VM or VMI with the hostile value
   bool allowed;
-  const char* field;           // expected cause field ("" = any/none)
-  const char* message_part;    // expected substring of the verdict message
+  const char* field;         // expected cause field ("" = any/none)
+  const char* message_part;  // expected substring of the verdict message
 };
 
 // A VMI with one placeholder, so each row states only the hostile part.
 std::string vmi_with_domain(const std::string& domain) {
   return R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance","metadata":{"name":"x"},
-    "spec":{"domain":)" + domain + R"(}})";
+    "spec":{"domain":)" +
+         domain + R"(}})";
 }
 
 std::string vm_with_domain(const std::string& domain) {
   return R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","metadata":{"name":"x"},
-    "spec":{"runStrategy":"Always","template":{"spec":{"domain":)" + domain + R"(}}}})";
+    "spec":{"runStrategy":"Always","template":{"spec":{"domain":)" +
+         domain + R"(}}}})";
 }
 
 const std::string quantity_regex =
@@ -38,17 +40,26 @@ const std::string quantity_regex =
 
 std::vector<HostileCase> cases() {
   static const std::string memory_1_5_5 = vmi_with_domain(R"({"devices":{},"memory":{"guest":"1.5.5Gi"}})");
-  static const std::string memory_minus = vmi_with_domain(R"({"devices":{},"resources":{"requests":{"memory":"-1Gi"}}})");
-  static const std::string memory_e999 = vmi_with_domain(R"({"devices":{},"resources":{"requests":{"memory":"1e999"}}})");
-  static const std::string memory_huge = vm_with_domain(R"({"devices":{},"memory":{"guest":"99999999999999999999Ei"}})");
-  static const std::string cpu_bad = vm_with_domain(R"({"devices":{},"memory":{"guest":"1Gi"},"resources":{"limits":{"cpu":"two"}}})");
-  static const std::string page_bad = vmi_with_domain(R"({"devices":{},"memory":{"guest":"1Gi","hugepages":{"pageSize":"1.5.5Gi"}}})");
-  static const std::string page_zero = vmi_with_domain(R"({"devices":{},"memory":{"guest":"1Gi","hugepages":{"pageSize":"0"}}})");
-  static const std::string page_negative = vmi_with_domain(R"({"devices":{},"memory":{"guest":"1Gi","hugepages":{"pageSize":"-2Mi"}}})");
+  static const std::string memory_minus =
+      vmi_with_domain(R"({"devices":{},"resources":{"requests":{"memory":"-1Gi"}}})");
+  static const std::string memory_e999 =
+      vmi_with_domain(R"({"devices":{},"resources":{"requests":{"memory":"1e999"}}})");
+  static const std::string memory_huge =
+      vm_with_domain(R"({"devices":{},"memory":{"guest":"99999999999999999999Ei"}})");
+  static const std::string cpu_bad =
+      vm_with_domain(R"({"devices":{},"memory":{"guest":"1Gi"},"resources":{"limits":{"cpu":"two"}}})");
+  static const std::string page_bad =
+      vmi_with_domain(R"({"devices":{},"memory":{"guest":"1Gi","hugepages":{"pageSize":"1.5.5Gi"}}})");
+  static const std::string page_zero =
+      vmi_with_domain(R"({"devices":{},"memory":{"guest":"1Gi","hugepages":{"pageSize":"0"}}})");
+  static const std::string page_negative =
+      vmi_with_domain(R"({"devices":{},"memory":{"guest":"1Gi","hugepages":{"pageSize":"-2Mi"}}})");
   static const std::string cores_string = vm_with_domain(R"({"devices":{},"cpu":{"cores":"4"}})");
-  static const std::string sockets_huge = vmi_with_domain(R"({"devices":{},"memory":{"guest":"1Gi"},"cpu":{"sockets":4294967296}})");
+  static const std::string sockets_huge =
+      vmi_with_domain(R"({"devices":{},"memory":{"guest":"1Gi"},"cpu":{"sockets":4294967296}})");
   static const std::string domain_array = vmi_with_domain(R"([])");
-  static const std::string numeric_memory = vmi_with_domain(R"({"devices":{},"resources":{"requests":{"memory":1073741824}}})");
+  static const std::string numeric_memory =
+      vmi_with_domain(R"({"devices":{},"resources":{"requests":{"memory":1073741824}}})");
   return {
       {"guest 1.5.5Gi", memory_1_5_5.c_str(), false, "spec.domain.memory.guest", quantity_regex.c_str()},
       {"requests -1Gi", memory_minus.c_str(), false, "spec.domain.resources.requests.memory",
@@ -56,10 +67,12 @@ std::vector<HostileCase> cases() {
       {"requests 1e999", memory_e999.c_str(), false, "spec.domain.resources.requests.memory", "quantity out of range"},
       {"guest 99999999999999999999Ei", memory_huge.c_str(), false, "spec.template.spec.domain.memory.guest",
        "quantity out of range"},
-      {"limits.cpu two", cpu_bad.c_str(), false, "spec.template.spec.domain.resources.limits.cpu", quantity_regex.c_str()},
+      {"limits.cpu two", cpu_bad.c_str(), false, "spec.template.spec.domain.resources.limits.cpu",
+       quantity_regex.c_str()},
       {"pageSize 1.5.5Gi", page_bad.c_str(), false, "spec.domain.memory.hugepages.pageSize", quantity_regex.c_str()},
       {"pageSize 0", page_zero.c_str(), false, "spec.domain.memory.hugepages.pageSize", "must be greater than 0"},
-      {"pageSize -2Mi", page_negative.c_str(), false, "spec.domain.memory.hugepages.pageSize", "must be greater than 0"},
+      {"pageSize -2Mi", page_negative.c_str(), false, "spec.domain.memory.hugepages.pageSize",
+       "must be greater than 0"},
       {"cores as a string", cores_string.c_str(), false, "spec.template.spec.domain.cpu.cores",
        "must be of type integer"},
       {"sockets beyond uint32", sockets_huge.c_str(), false, "spec.domain.cpu.sockets", ""},
@@ -110,7 +123,8 @@ TEST(HostileInput, ClusterObjectsWithBadQuantitiesAreRefusedWithTheirField) {
   ASSERT_FALSE(preference_errors.empty());
   EXPECT_EQ(preference_errors[0].field, "spec.cpu.preferredCPUTopology");
 
-  const json::Document pvc = testing::parse(R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"p"}})");
+  const json::Document pvc =
+      testing::parse(R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"p"}})");
   EXPECT_TRUE(pipeline.check_cluster_object(pvc).empty());
 }
 

@@ -21,7 +21,9 @@ struct Accepted {
   std::string expected;  // compact JSON of the parsed document
 };
 
-void PrintTo(const Accepted& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const Accepted& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class JsonDecodeAccepts : public ::testing::TestWithParam<Accepted> {};
 
@@ -34,15 +36,14 @@ TEST_P(JsonDecodeAccepts, ParsesToTheSameDocument) {
 
 INSTANTIATE_TEST_SUITE_P(
     JsonDecode, JsonDecodeAccepts,
-    ::testing::Values(
-        Accepted{"null", "null", "null"}, Accepted{"top_level_number", " 42 ", "42"},
-        Accepted{"top_level_string", "\"s\"", "\"s\""}, Accepted{"top_level_bool", "true\n", "true"},
-        Accepted{"object", "{\"a\": [1, 2.5, \"x\", null, false]}", "{\"a\":[1,2.5,\"x\",null,false]}"},
-        Accepted{"surrogate_pair", "\"\\ud83d\\ude00\"", "\"\xf0\x9f\x98\x80\""},
-        Accepted{"utf8_passthrough", "\"caf\xc3\xa9\"", "\"caf\xc3\xa9\""},
-        Accepted{"escaped_nul", "\"a\\u0000b\"", "\"a\\u0000b\""},
-        Accepted{"same_key_in_sibling_objects", "[{\"a\":1},{\"a\":2}]", "[{\"a\":1},{\"a\":2}]"},
-        Accepted{"same_key_at_two_levels", "{\"a\":{\"a\":1}}", "{\"a\":{\"a\":1}}"}),
+    ::testing::Values(Accepted{"null", "null", "null"}, Accepted{"top_level_number", " 42 ", "42"},
+                      Accepted{"top_level_string", "\"s\"", "\"s\""}, Accepted{"top_level_bool", "true\n", "true"},
+                      Accepted{"object", "{\"a\": [1, 2.5, \"x\", null, false]}", "{\"a\":[1,2.5,\"x\",null,false]}"},
+                      Accepted{"surrogate_pair", "\"\\ud83d\\ude00\"", "\"\xf0\x9f\x98\x80\""},
+                      Accepted{"utf8_passthrough", "\"caf\xc3\xa9\"", "\"caf\xc3\xa9\""},
+                      Accepted{"escaped_nul", "\"a\\u0000b\"", "\"a\\u0000b\""},
+                      Accepted{"same_key_in_sibling_objects", "[{\"a\":1},{\"a\":2}]", "[{\"a\":1},{\"a\":2}]"},
+                      Accepted{"same_key_at_two_levels", "{\"a\":{\"a\":1}}", "{\"a\":{\"a\":1}}"}),
     [](const ::testing::TestParamInfo<Accepted>& test) { return test.param.name; });
 
 struct Rejected {
@@ -53,7 +54,9 @@ struct Rejected {
   std::size_t column;
 };
 
-void PrintTo(const Rejected& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const Rejected& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class JsonDecodeRejects : public ::testing::TestWithParam<Rejected> {};
 
@@ -66,8 +69,7 @@ TEST_P(JsonDecodeRejects, WithMessageAndPosition) {
   EXPECT_EQ(error.line, c.line) << error.message;
   EXPECT_EQ(error.column, c.column) << error.message;
   if (error.line != 0) {
-    const std::string where =
-        "(line " + std::to_string(c.line) + ", column " + std::to_string(c.column) + ")";
+    const std::string where = "(line " + std::to_string(c.line) + ", column " + std::to_string(c.column) + ")";
     EXPECT_NE(error.message.find(where), std::string::npos) << error.message;
   }
 }
@@ -77,8 +79,7 @@ using namespace std::string_literals;
 INSTANTIATE_TEST_SUITE_P(
     JsonDecode, JsonDecodeRejects,
     ::testing::Values(
-        Rejected{"empty", "", "empty input", 0, 0},
-        Rejected{"whitespace_only", " \n\t ", "empty input", 0, 0},
+        Rejected{"empty", "", "empty input", 0, 0}, Rejected{"whitespace_only", " \n\t ", "empty input", 0, 0},
         Rejected{"invalid_utf8", "\"\xff\"", "Invalid encoding in string", 1, 2},
         Rejected{"invalid_utf8_continuation", "[1, 2, \"\xc3\x28\"]", "Invalid encoding in string", 1, 9},
         Rejected{"overlong_utf8", "\"\xc0\xaf\"", "Invalid encoding in string", 1, 2},
@@ -87,8 +88,7 @@ INSTANTIATE_TEST_SUITE_P(
         Rejected{"high_surrogate_then_text", "\"\\ud800x\"", "surrogate pair in string is invalid", 1, 2},
         Rejected{"lone_low_surrogate", "{\"a\":\"\\udc00\"}", "surrogate pair in string is invalid", 1, 6},
         Rejected{"lone_low_surrogate_in_key", "{\"\\udfff\":1}", "surrogate pair in string is invalid", 1, 2},
-        Rejected{"number_too_big", "1e999", "Number too big", 1, 1},
-        Rejected{"nan", "NaN", "Invalid value", 1, 1},
+        Rejected{"number_too_big", "1e999", "Number too big", 1, 1}, Rejected{"nan", "NaN", "Invalid value", 1, 1},
         Rejected{"infinity", "[Infinity]", "Invalid value", 1, 2},
         Rejected{"minus_infinity", "-Infinity", "Invalid value", 1, 2},
         Rejected{"trailing_garbage", "{} x", "root must not be followed by other values", 1, 4},
@@ -102,23 +102,21 @@ INSTANTIATE_TEST_SUITE_P(
         Rejected{"single_quotes", "{'a':1}", "Missing a name for object member", 1, 2},
         Rejected{"unterminated", "{\"a\":", "Invalid value", 1, 6},
         Rejected{"error_on_later_line", "{\n  \"a\": 1,\n  \"b\": tru\n}", "Invalid value", 3, 11},
-        Rejected{"duplicate_top_level", "{\n  \"a\": 1,\n  \"a\": 2\n}",
-                 "duplicate key \"a\" in the top-level object", 3, 3},
+        Rejected{"duplicate_top_level", "{\n  \"a\": 1,\n  \"a\": 2\n}", "duplicate key \"a\" in the top-level object",
+                 3, 3},
         Rejected{"duplicate_nested",
                  R"({"spec":{"template":{"spec":{"domain":{"cpu":{"cores":1,"sockets":1,"cores":2}}}}}})",
                  R"(duplicate key "cores" in object at spec.template.spec.domain.cpu)", 1, 69},
-        Rejected{"duplicate_in_array_element", R"({"a":[{},{"x":1,"x":2}]})",
-                 R"(duplicate key "x" in object at a[1])", 1, 17},
+        Rejected{"duplicate_in_array_element", R"({"a":[{},{"x":1,"x":2}]})", R"(duplicate key "x" in object at a[1])",
+                 1, 17},
         Rejected{"duplicate_in_nested_arrays", R"([[1],[2,{"k":{"y":0,"y":0}}]])",
                  R"(duplicate key "y" in object at [1][1].k)", 1, 21},
-        Rejected{"duplicate_under_dotted_key",
-                 R"({"metadata":{"annotations":{"kubevirt.io/x":{"k":1,"k":2}}}})",
+        Rejected{"duplicate_under_dotted_key", R"({"metadata":{"annotations":{"kubevirt.io/x":{"k":1,"k":2}}}})",
                  R"(duplicate key "k" in object at metadata.annotations[kubevirt.io/x])", 1, 52},
-        Rejected{"duplicate_annotation",
-                 R"({"metadata":{"annotations":{"kubevirt.io/a":"1","kubevirt.io/a":"2"}}})",
+        Rejected{"duplicate_annotation", R"({"metadata":{"annotations":{"kubevirt.io/a":"1","kubevirt.io/a":"2"}}})",
                  R"(duplicate key "kubevirt.io/a" in object at metadata.annotations)", 1, 49},
-        Rejected{"duplicate_escaped_key", R"({"a\"b":1,"a\"b":2})",
-                 R"(duplicate key "a\"b" in the top-level object)", 1, 11},
+        Rejected{"duplicate_escaped_key", R"({"a\"b":1,"a\"b":2})", R"(duplicate key "a\"b" in the top-level object)",
+                 1, 11},
         Rejected{"duplicate_backslash_key", R"({"\\":1,"\\":2})", R"(duplicate key "\\")", 1, 9},
         Rejected{"duplicate_spelled_differently", R"({"a":1,"\u0061":2})", R"(duplicate key "a")", 1, 8}),
     [](const ::testing::TestParamInfo<Rejected>& test) { return test.param.name; });

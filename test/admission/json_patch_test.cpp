@@ -21,7 +21,9 @@ using vmgate::testing::dump;
 using vmgate::testing::parse;
 
 // Compact form of JSON written readably in a test.
-std::string canonical(std::string_view text) { return dump(parse(text)); }
+std::string canonical(std::string_view text) {
+  return dump(parse(text));
+}
 
 struct DiffCase {
   std::string name;
@@ -30,7 +32,9 @@ struct DiffCase {
   std::string patch;
 };
 
-void PrintTo(const DiffCase& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const DiffCase& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class JsonPatchDiff : public ::testing::TestWithParam<DiffCase> {};
 
@@ -57,24 +61,19 @@ INSTANTIATE_TEST_SUITE_P(
                  R"([{"op":"replace","path":"/a~1b","value":4},{"op":"remove","path":"/m~0n"}])"},
         DiffCase{"add_escaped_key", R"({"x":{}})", R"({"x":{"~0/":true}})",
                  R"([{"op":"add","path":"/x/~00~1","value":true}])"},
-        DiffCase{
-            "annotation_added",
-            R"({"metadata":{"annotations":{"kubevirt.io/latest-observed-api-version":"v1"}}})",
-            R"({"metadata":{"annotations":{"kubevirt.io/latest-observed-api-version":"v1",
+        DiffCase{"annotation_added", R"({"metadata":{"annotations":{"kubevirt.io/latest-observed-api-version":"v1"}}})",
+                 R"({"metadata":{"annotations":{"kubevirt.io/latest-observed-api-version":"v1",
                                                 "kubevirt.io/pci-topology-version":"v3"}}})",
-            R"([{"op":"add","path":"/metadata/annotations/kubevirt.io~1pci-topology-version","value":"v3"}])"},
-        DiffCase{
-            "annotation_changed", R"({"metadata":{"annotations":{"kubevirt.io/pci-topology-version":"v2"}}})",
-            R"({"metadata":{"annotations":{"kubevirt.io/pci-topology-version":"v3"}}})",
-            R"([{"op":"replace","path":"/metadata/annotations/kubevirt.io~1pci-topology-version","value":"v3"}])"},
-        DiffCase{
-            "annotations_object_new", R"({"metadata":{"name":"vm"}})",
-            R"({"metadata":{"name":"vm","annotations":{"kubevirt.io/pci-topology-version":"v3"}}})",
-            R"([{"op":"add","path":"/metadata/annotations","value":{"kubevirt.io/pci-topology-version":"v3"}}])"},
-        DiffCase{
-            "nested_add_under_new_object", R"({"spec":{"running":true}})",
-            R"({"spec":{"running":true,"template":{"spec":{"domain":{"cpu":{"cores":2,"sockets":1}}}}}})",
-            R"([{"op":"add","path":"/spec/template",
+                 R"([{"op":"add","path":"/metadata/annotations/kubevirt.io~1pci-topology-version","value":"v3"}])"},
+        DiffCase{"annotation_changed", R"({"metadata":{"annotations":{"kubevirt.io/pci-topology-version":"v2"}}})",
+                 R"({"metadata":{"annotations":{"kubevirt.io/pci-topology-version":"v3"}}})",
+                 R"([{"op":"replace","path":"/metadata/annotations/kubevirt.io~1pci-topology-version","value":"v3"}])"},
+        DiffCase{"annotations_object_new", R"({"metadata":{"name":"vm"}})",
+                 R"({"metadata":{"name":"vm","annotations":{"kubevirt.io/pci-topology-version":"v3"}}})",
+                 R"([{"op":"add","path":"/metadata/annotations","value":{"kubevirt.io/pci-topology-version":"v3"}}])"},
+        DiffCase{"nested_add_under_new_object", R"({"spec":{"running":true}})",
+                 R"({"spec":{"running":true,"template":{"spec":{"domain":{"cpu":{"cores":2,"sockets":1}}}}}})",
+                 R"([{"op":"add","path":"/spec/template",
                       "value":{"spec":{"domain":{"cpu":{"cores":2,"sockets":1}}}}}])"},
         DiffCase{"deep_change_not_whole_object",
                  R"({"spec":{"domain":{"cpu":{"cores":1,"sockets":1},"memory":{"guest":"1Gi"}}}})",
@@ -101,8 +100,7 @@ INSTANTIATE_TEST_SUITE_P(
                  R"([{"op":"replace","path":"/a","value":1}])"},
         DiffCase{"type_change_to_null", R"({"a":{"b":1}})", R"({"a":null})",
                  R"([{"op":"replace","path":"/a","value":null}])"},
-        DiffCase{"null_member_removed", R"({"a":null,"b":1})", R"({"b":1})",
-                 R"([{"op":"remove","path":"/a"}])"},
+        DiffCase{"null_member_removed", R"({"a":null,"b":1})", R"({"b":1})", R"([{"op":"remove","path":"/a"}])"},
         DiffCase{"null_member_added", R"({})", R"({"a":null})", R"([{"op":"add","path":"/a","value":null}])"},
         DiffCase{"empty_key", R"({"":1})", R"({"":2})", R"([{"op":"replace","path":"/","value":2}])"},
         DiffCase{"member_order", R"({"a":1,"b":2,"c":3})", R"({"d":4,"e":5,"c":3,"a":9})",
@@ -110,8 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
                      {"op":"add","path":"/d","value":4},{"op":"add","path":"/e","value":5}])"},
         DiffCase{"root_scalars", "1", "2", R"([{"op":"replace","path":"","value":2}])"},
         DiffCase{"root_type_change", "{}", "[]", R"([{"op":"replace","path":"","value":[]}])"},
-        DiffCase{"root_null_to_object", "null", R"({"a":1})",
-                 R"([{"op":"replace","path":"","value":{"a":1}}])"},
+        DiffCase{"root_null_to_object", "null", R"({"a":1})", R"([{"op":"replace","path":"","value":{"a":1}}])"},
         DiffCase{"root_array_add", "[]", "[1]", R"([{"op":"add","path":"/0","value":1}])"},
         DiffCase{"root_object_remove", R"({"a":1})", "{}", R"([{"op":"remove","path":"/a"}])"},
         DiffCase{"root_equal_scalars", R"("x")", R"("x")", "[]"}),
@@ -124,7 +121,9 @@ struct ApplyCase {
   std::string expected;
 };
 
-void PrintTo(const ApplyCase& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const ApplyCase& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class JsonPatchApply : public ::testing::TestWithParam<ApplyCase> {};
 
@@ -144,37 +143,32 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         ApplyCase{"add_member", R"({"foo":"bar"})", R"([{"op":"add","path":"/baz","value":"qux"}])",
                   R"({"foo":"bar","baz":"qux"})"},
-        ApplyCase{"add_array_element", R"({"foo":["bar","baz"]})",
-                  R"([{"op":"add","path":"/foo/1","value":"qux"}])", R"({"foo":["bar","qux","baz"]})"},
+        ApplyCase{"add_array_element", R"({"foo":["bar","baz"]})", R"([{"op":"add","path":"/foo/1","value":"qux"}])",
+                  R"({"foo":["bar","qux","baz"]})"},
         ApplyCase{"add_array_front", R"([1,2,3])", R"([{"op":"add","path":"/0","value":0}])", "[0,1,2,3]"},
         ApplyCase{"add_array_end_index", R"([1])", R"([{"op":"add","path":"/1","value":2}])", "[1,2]"},
-        ApplyCase{"add_array_dash", R"({"foo":["bar"]})",
-                  R"([{"op":"add","path":"/foo/-","value":["abc","def"]}])",
+        ApplyCase{"add_array_dash", R"({"foo":["bar"]})", R"([{"op":"add","path":"/foo/-","value":["abc","def"]}])",
                   R"({"foo":["bar",["abc","def"]]})"},
         ApplyCase{"add_existing_member_replaces_in_place", R"({"a":1,"b":2})",
                   R"([{"op":"add","path":"/a","value":3}])", R"({"a":3,"b":2})"},
         ApplyCase{"add_root", R"({"a":1})", R"([{"op":"add","path":"","value":[1]}])", "[1]"},
-        ApplyCase{"add_escaped", R"({})", R"([{"op":"add","path":"/a~1b","value":{"m~n":1}}])",
-                  R"({"a/b":{"m~n":1}})"},
+        ApplyCase{"add_escaped", R"({})", R"([{"op":"add","path":"/a~1b","value":{"m~n":1}}])", R"({"a/b":{"m~n":1}})"},
         ApplyCase{"remove_member", R"({"baz":"qux","foo":"bar"})", R"([{"op":"remove","path":"/baz"}])",
                   R"({"foo":"bar"})"},
         ApplyCase{"remove_keeps_order", R"({"a":1,"b":2,"c":3})", R"([{"op":"remove","path":"/a"}])",
                   R"({"b":2,"c":3})"},
         ApplyCase{"remove_element", R"({"foo":["bar","qux","baz"]})", R"([{"op":"remove","path":"/foo/1"}])",
                   R"({"foo":["bar","baz"]})"},
-        ApplyCase{"replace", R"({"baz":"qux","foo":"bar"})",
-                  R"([{"op":"replace","path":"/baz","value":"boo"}])", R"({"baz":"boo","foo":"bar"})"},
+        ApplyCase{"replace", R"({"baz":"qux","foo":"bar"})", R"([{"op":"replace","path":"/baz","value":"boo"}])",
+                  R"({"baz":"boo","foo":"bar"})"},
         ApplyCase{"replace_root", R"({"a":1})", R"([{"op":"replace","path":"","value":"x"}])", R"("x")"},
         ApplyCase{"move_member", R"({"foo":{"bar":"baz","waldo":"fred"},"qux":{"corge":"grault"}})",
                   R"([{"op":"move","from":"/foo/waldo","path":"/qux/thud"}])",
                   R"({"foo":{"bar":"baz"},"qux":{"corge":"grault","thud":"fred"}})"},
         ApplyCase{"move_element", R"({"foo":["all","grass","cows","eat"]})",
-                  R"([{"op":"move","from":"/foo/1","path":"/foo/3"}])",
-                  R"({"foo":["all","cows","eat","grass"]})"},
-        ApplyCase{"move_onto_itself", R"({"a":[1]})", R"([{"op":"move","from":"/a","path":"/a"}])",
-                  R"({"a":[1]})"},
-        ApplyCase{"move_to_root", R"({"a":{"b":1}})", R"([{"op":"move","from":"/a","path":""}])",
-                  R"({"b":1})"},
+                  R"([{"op":"move","from":"/foo/1","path":"/foo/3"}])", R"({"foo":["all","cows","eat","grass"]})"},
+        ApplyCase{"move_onto_itself", R"({"a":[1]})", R"([{"op":"move","from":"/a","path":"/a"}])", R"({"a":[1]})"},
+        ApplyCase{"move_to_root", R"({"a":{"b":1}})", R"([{"op":"move","from":"/a","path":""}])", R"({"b":1})"},
         ApplyCase{"copy", R"({"a":{"b":[1]}})", R"([{"op":"copy","from":"/a/b","path":"/c"}])",
                   R"({"a":{"b":[1]},"c":[1]})"},
         ApplyCase{"copy_into_itself", R"({"a":{"b":1}})", R"([{"op":"copy","from":"/a","path":"/a/c"}])",
@@ -184,8 +178,7 @@ INSTANTIATE_TEST_SUITE_P(
                       {"op":"test","path":"/n","value":1.0},
                       {"op":"test","path":"","value":{"n":1,"foo":["a",2,"c"],"baz":"qux"}}])",
                   R"({"baz":"qux","foo":["a",2,"c"],"n":1})"},
-        ApplyCase{"unknown_members_ignored", R"({})", R"([{"op":"add","path":"/a","value":1,"xyz":2}])",
-                  R"({"a":1})"},
+        ApplyCase{"unknown_members_ignored", R"({})", R"([{"op":"add","path":"/a","value":1,"xyz":2}])", R"({"a":1})"},
         ApplyCase{"sequence", R"({"spec":{"x":1}})",
                   R"([{"op":"add","path":"/spec/y","value":[]},{"op":"add","path":"/spec/y/-","value":1},
                       {"op":"remove","path":"/spec/x"},{"op":"copy","from":"/spec/y","path":"/z"}])",
@@ -200,7 +193,9 @@ struct ApplyError {
   std::string message;
 };
 
-void PrintTo(const ApplyError& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const ApplyError& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class JsonPatchApplyErrors : public ::testing::TestWithParam<ApplyError> {};
 
@@ -221,16 +216,14 @@ INSTANTIATE_TEST_SUITE_P(
         ApplyError{"patch_not_array", "{}", R"({"op":"add"})", "a JSON patch must be an array of operations"},
         ApplyError{"operation_not_object", "{}", "[1]", "operation 0: not a JSON object"},
         ApplyError{"op_missing", "{}", R"([{"path":"/a"}])", "operation 0: \"op\" must be a string"},
-        ApplyError{"path_missing", "{}", R"([{"op":"add","value":1}])",
-                   "operation 0 (add): \"path\" must be a string"},
+        ApplyError{"path_missing", "{}", R"([{"op":"add","value":1}])", "operation 0 (add): \"path\" must be a string"},
         ApplyError{"unknown_op", "{}", R"([{"op":"merge","path":"/a"}])",
                    "operation 0 (merge /a): unknown operation \"merge\""},
         ApplyError{"bad_pointer", "{}", R"([{"op":"add","path":"a","value":1}])",
                    "operation 0 (add a): JSON pointer \"a\" must be empty or start with '/'"},
-        ApplyError{
-            "bad_escape", "{}", R"([{"op":"add","path":"/a~2","value":1}])",
-            "operation 0 (add /a~2): JSON pointer \"/a~2\" has an invalid escape at offset 2 ('~' must be "
-            "followed by '0' or '1')"},
+        ApplyError{"bad_escape", "{}", R"([{"op":"add","path":"/a~2","value":1}])",
+                   "operation 0 (add /a~2): JSON pointer \"/a~2\" has an invalid escape at offset 2 ('~' must be "
+                   "followed by '0' or '1')"},
         ApplyError{"add_without_value", "{}", R"([{"op":"add","path":"/a"}])",
                    "operation 0 (add /a): missing \"value\""},
         ApplyError{"add_missing_parent", "{}", R"([{"op":"add","path":"/a/b","value":1}])",
@@ -280,7 +273,9 @@ TEST(JsonPatchApplyAtomic, FailureLeavesTargetUntouched) {
 constexpr std::array<std::string_view, 8> kKeys = {"a",   "b",  "spec", "a/b",
                                                    "m~n", "~1", "",     "kubevirt.io/pci-topology-version"};
 
-std::size_t pick(std::mt19937& rng, std::size_t n) { return static_cast<std::size_t>(rng()) % n; }
+std::size_t pick(std::mt19937& rng, std::size_t n) {
+  return static_cast<std::size_t>(rng()) % n;
+}
 
 Value random_scalar(std::mt19937& rng, Allocator& allocator) {
   switch (pick(rng, 5)) {
@@ -344,8 +339,7 @@ void mutate(Value& value, std::mt19937& rng, Allocator& allocator) {
   if (node->IsObject() && action <= 1) {
     set(*node, kKeys[pick(rng, kKeys.size())], random_value(rng, allocator, 2), allocator);
   } else if (node->IsObject() && action <= 3 && node->MemberCount() > 0) {
-    erase(*node,
-          as_view((node->MemberBegin() + static_cast<std::ptrdiff_t>(pick(rng, node->MemberCount())))->name));
+    erase(*node, as_view((node->MemberBegin() + static_cast<std::ptrdiff_t>(pick(rng, node->MemberCount())))->name));
   } else if (node->IsArray() && action == 0) {
     node->PushBack(random_value(rng, allocator, 2), allocator);
   } else if (node->IsArray() && action == 1 && node->Size() > 0) {
@@ -372,8 +366,8 @@ void expect_round_trip(const Value& from, const Value& to) {
   auto applied = apply_patch(from, patch);
   ASSERT_TRUE(applied.ok()) << applied.error().message << "\nfrom: " << dump(from) << "\nto: " << dump(to)
                             << "\npatch: " << dump(patch);
-  EXPECT_TRUE(equal(*applied, to)) << "from: " << dump(from) << "\nto: " << dump(to)
-                                   << "\npatch: " << dump(patch) << "\ngot: " << dump(*applied);
+  EXPECT_TRUE(equal(*applied, to)) << "from: " << dump(from) << "\nto: " << dump(to) << "\npatch: " << dump(patch)
+                                   << "\ngot: " << dump(*applied);
   EXPECT_EQ(dump(diff(*applied, to)), "[]");
   EXPECT_EQ(dump(diff(from, from)), "[]");
   EXPECT_EQ(dump(diff(to, to)), "[]");
@@ -430,8 +424,8 @@ TEST(JsonPatchProperty, RandomMutations) {
   Coverage coverage;
   for (int round = 0; round < rounds; ++round) {
     Document from;
-    static_cast<Value&>(from) = pick(rng, 10) == 0 ? random_value(rng, from.GetAllocator(), 4)
-                                                   : random_value(rng, from.GetAllocator(), 5);
+    static_cast<Value&>(from) =
+        pick(rng, 10) == 0 ? random_value(rng, from.GetAllocator(), 4) : random_value(rng, from.GetAllocator(), 5);
     Document to;
     to.CopyFrom(from, to.GetAllocator());
     const std::size_t edits = 1 + pick(rng, 4);

@@ -37,7 +37,9 @@ struct SplitCase {
   std::vector<std::string> tokens;
 };
 
-void PrintTo(const SplitCase& c, std::ostream* out) { *out << c.pointer; }
+void PrintTo(const SplitCase& c, std::ostream* out) {
+  *out << c.pointer;
+}
 
 class JsonPointerSplit : public ::testing::TestWithParam<SplitCase> {};
 
@@ -48,12 +50,12 @@ TEST_P(JsonPointerSplit, Tokens) {
 }
 
 INSTANTIATE_TEST_SUITE_P(JsonPointer, JsonPointerSplit,
-                         ::testing::Values(SplitCase{"", {}}, SplitCase{"/", {""}},
-                                           SplitCase{"/foo", {"foo"}}, SplitCase{"/foo/0", {"foo", "0"}},
-                                           SplitCase{"/a~1b", {"a/b"}}, SplitCase{"/m~0n", {"m~n"}},
-                                           SplitCase{"/~01", {"~1"}}, SplitCase{"/~10", {"/0"}},
-                                           SplitCase{"//", {"", ""}}, SplitCase{"/a/", {"a", ""}},
-                                           SplitCase{"/ ", {" "}}, SplitCase{"/c%d", {"c%d"}}));
+                         ::testing::Values(SplitCase{"", {}}, SplitCase{"/", {""}}, SplitCase{"/foo", {"foo"}},
+                                           SplitCase{"/foo/0", {"foo", "0"}}, SplitCase{"/a~1b", {"a/b"}},
+                                           SplitCase{"/m~0n", {"m~n"}}, SplitCase{"/~01", {"~1"}},
+                                           SplitCase{"/~10", {"/0"}}, SplitCase{"//", {"", ""}},
+                                           SplitCase{"/a/", {"a", ""}}, SplitCase{"/ ", {" "}},
+                                           SplitCase{"/c%d", {"c%d"}}));
 
 TEST(JsonPointerSplitErrors, RejectsBadPointers) {
   struct Bad {
@@ -95,7 +97,9 @@ struct ResolveCase {
   std::string expected;  // compact JSON, or "" for nullptr
 };
 
-void PrintTo(const ResolveCase& c, std::ostream* out) { *out << c.pointer; }
+void PrintTo(const ResolveCase& c, std::ostream* out) {
+  *out << c.pointer;
+}
 
 class JsonPointerResolve : public ::testing::TestWithParam<ResolveCase> {};
 

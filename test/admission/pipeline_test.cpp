@@ -111,8 +111,8 @@ TEST(PipelineProperties, BenchmarkBodiesAreAdmittedIdempotently) {
   const ObjectStore store;  // instancetypes absent: admitted with warnings
   for (const char* size : {"small", "medium", "large"}) {
     SCOPED_TRACE(size);
-    const fs::path file = fs::path(VMGATE_SHARED_DIR) / "bench" / "bodies" /
-                          (std::string("admissionreview-") + size + ".json");
+    const fs::path file =
+        fs::path(VMGATE_SHARED_DIR) / "bench" / "bodies" / (std::string("admissionreview-") + size + ".json");
     if (!fs::exists(file)) {
       GTEST_SKIP() << "no ../shared/bench beside the checkout";
     }
@@ -152,12 +152,16 @@ TEST(Pipeline, MissingInstancetypeIsAdmittedWithAWarningThatNamesIt) {
 TEST(Pipeline, ReferencePolicyExpandWritesTheInstancetypeIntoTheStoredVm) {
   const Pipeline pipeline;
   ObjectStore store;
-  ASSERT_TRUE(store.add(parse(R"({"apiVersion":"kubevirt.io/v1","kind":"KubeVirt",
+  ASSERT_TRUE(store
+                  .add(parse(R"({"apiVersion":"kubevirt.io/v1","kind":"KubeVirt",
     "metadata":{"name":"kubevirt","namespace":"kubevirt"},
-    "spec":{"configuration":{"instancetype":{"referencePolicy":"expand"}}}})")).ok());
-  ASSERT_TRUE(store.add(parse(R"({"apiVersion":"instancetype.kubevirt.io/v1beta1",
+    "spec":{"configuration":{"instancetype":{"referencePolicy":"expand"}}}})"))
+                  .ok());
+  ASSERT_TRUE(store
+                  .add(parse(R"({"apiVersion":"instancetype.kubevirt.io/v1beta1",
     "kind":"VirtualMachineClusterInstancetype","metadata":{"name":"it"},
-    "spec":{"cpu":{"guest":2},"memory":{"guest":"2Gi"}}})")).ok());
+    "spec":{"cpu":{"guest":2},"memory":{"guest":"2Gi"}}})"))
+                  .ok());
   const json::Document vm = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
     "metadata":{"name":"vm","namespace":"ns"},
     "spec":{"runStrategy":"Always","instancetype":{"name":"it"},

@@ -218,7 +218,7 @@ TEST(QuantityParse, HostileLengthsAndExponents) {
   EXPECT_EQ(error_of(ten_thousand_digits + "Ki"), range_error);
   EXPECT_EQ(error_of("-" + ten_thousand_digits), range_error);
   EXPECT_EQ(error_of(std::string(10000, '9') + "e-9980"), range_error);  // about 1e20
-  EXPECT_EQ(q(std::string(10000, '9') + "e-9990").to_string(), "10e9");   // 9999999999.99... rounds up
+  EXPECT_EQ(q(std::string(10000, '9') + "e-9990").to_string(), "10e9");  // 9999999999.99... rounds up
 
   // Exactness survives any length: 10^9999 * 10^-9999 is 1, and 10^9999 * 10^-10000 is 0.1.
   EXPECT_EQ(q(ten_thousand_digits + "e-9999").to_string(), "1");

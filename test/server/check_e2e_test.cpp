@@ -36,7 +36,8 @@ json::Document parse_report(const ProcessResult& run) {
 }
 
 TEST(CheckBinary, AdmittedVmJsonShape) {
-  const ProcessResult run = vmgate({"check", "-f", fixtures + "vm.yaml", "--objects", fixtures + "cluster", "-o", "json"});
+  const ProcessResult run =
+      vmgate({"check", "-f", fixtures + "vm.yaml", "--objects", fixtures + "cluster", "-o", "json"});
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.out.back(), '\n');
   const json::Document report = parse_report(run);
@@ -103,9 +104,17 @@ TEST(CheckBinary, DeniedObjectsExitOne) {
 
 TEST(CheckBinary, OutputIsByteIdenticalAcrossRuns) {
   for (const char* format : {"json", "yaml", "text"}) {
-    const std::vector<std::string> good{"check", "-f", fixtures + "vm.yaml", "-f", fixtures + "vmi.yaml",
-                                        "-f", fixtures + "vm-conflict.yaml", "--objects", fixtures + "cluster",
-                                        "-o", format};
+    const std::vector<std::string> good{"check",
+                                        "-f",
+                                        fixtures + "vm.yaml",
+                                        "-f",
+                                        fixtures + "vmi.yaml",
+                                        "-f",
+                                        fixtures + "vm-conflict.yaml",
+                                        "--objects",
+                                        fixtures + "cluster",
+                                        "-o",
+                                        format};
     const ProcessResult first = vmgate(good);
     const ProcessResult second = vmgate(good);
     EXPECT_EQ(first.status, 1) << format << ": " << first.err;
@@ -116,14 +125,14 @@ TEST(CheckBinary, OutputIsByteIdenticalAcrossRuns) {
 }
 
 TEST(CheckBinary, UnusableInputExitsTwoWithEmptyStdout) {
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"check", "-f", fixtures + "broken.yaml", "-o", "json"},
-           {"check", "-f", fixtures},  // the directory holds broken.yaml
-           {"check", "-f", fixtures + "only-configmap.yaml", "-o", "json"},
-           {"check", "-f", fixtures + "vm.yaml", "--kubeconfig", "/dev/null"},
-           {"check", "-f", fixtures + "vm.yaml", "--operation", "UPDATE"},
-           {"serve"},
-           {}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"check", "-f", fixtures + "broken.yaml", "-o", "json"},
+                                             {"check", "-f", fixtures},  // the directory holds broken.yaml
+                                             {"check", "-f", fixtures + "only-configmap.yaml", "-o", "json"},
+                                             {"check", "-f", fixtures + "vm.yaml", "--kubeconfig", "/dev/null"},
+                                             {"check", "-f", fixtures + "vm.yaml", "--operation", "UPDATE"},
+                                             {"serve"},
+                                             {}}) {
     const ProcessResult run = vmgate(args);
     EXPECT_EQ(run.status, 2) << (args.empty() ? "" : args.back()) << ": " << run.err;
     EXPECT_TRUE(run.out.empty()) << run.out;
@@ -158,8 +167,8 @@ TEST(CheckBinary, TextIsUncolouredWhenNotATerminal) {
   const ProcessResult run = vmgate({"check", "-f", fixtures + "vmi.yaml"});
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.out.find('\033'), std::string::npos);
-  EXPECT_EQ(run.out.rfind("virtualmachineinstance.kubevirt.io/vmi1 [default, " + fixtures + "vmi.yaml#1] admitted (", 0),
-            0U)
+  EXPECT_EQ(
+      run.out.rfind("virtualmachineinstance.kubevirt.io/vmi1 [default, " + fixtures + "vmi.yaml#1] admitted (", 0), 0U)
       << run.out;
 }
 
@@ -195,8 +204,17 @@ TEST(CheckBinary, AcceptanceSampleCases) {
     const std::string objects = dir.write("objects.json", json::to_string(list));
     const std::string object = dir.write("object.json", json::to_string(request["object"]));
     std::string ns(json::find_string(request, "namespace"));
-    std::vector<std::string> args{"check", "-f", object, "--objects", objects, "--namespace", ns.empty() ? "default" : ns,
-                                  "--operation", std::string(json::find_string(request, "operation")), "-o", "json"};
+    std::vector<std::string> args{"check",
+                                  "-f",
+                                  object,
+                                  "--objects",
+                                  objects,
+                                  "--namespace",
+                                  ns.empty() ? "default" : ns,
+                                  "--operation",
+                                  std::string(json::find_string(request, "operation")),
+                                  "-o",
+                                  "json"};
     if (const json::Value* old = json::find(request, "oldObject"); old != nullptr && old->IsObject()) {
       args.insert(args.end(), {"--old", dir.write("old.json", json::to_string(*old))});
     }

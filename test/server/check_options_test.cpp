@@ -10,7 +10,9 @@
 namespace vmgate::cli {
 namespace {
 
-Result<CheckOptions> parse(std::vector<std::string_view> args) { return parse_check_options(args); }
+Result<CheckOptions> parse(std::vector<std::string_view> args) {
+  return parse_check_options(args);
+}
 
 TEST(CheckOptions, Defaults) {
   Result<CheckOptions> options = parse({"-f", "vm.yaml"});
@@ -25,9 +27,9 @@ TEST(CheckOptions, Defaults) {
 }
 
 TEST(CheckOptions, EverySpelling) {
-  Result<CheckOptions> options =
-      parse({"-f", "a.yaml", "--filename", "b.yaml", "--filename=c.yaml", "-fd.yaml", "-f=e.yaml", "--objects", "cluster/",
-             "--objects=more.yaml", "--operation", "update", "--old", "old.yaml", "-n", "team-a", "-ojson"});
+  Result<CheckOptions> options = parse({"-f", "a.yaml", "--filename", "b.yaml", "--filename=c.yaml", "-fd.yaml",
+                                        "-f=e.yaml", "--objects", "cluster/", "--objects=more.yaml", "--operation",
+                                        "update", "--old", "old.yaml", "-n", "team-a", "-ojson"});
   ASSERT_TRUE(options.ok()) << options.error().message;
   EXPECT_EQ(options->files, (std::vector<std::string>{"a.yaml", "b.yaml", "c.yaml", "d.yaml", "e.yaml"}));
   EXPECT_EQ(options->objects, (std::vector<std::string>{"cluster/", "more.yaml"}));
@@ -89,10 +91,12 @@ INSTANTIATE_TEST_SUITE_P(
         Rejected{{"-f", "vm.yaml", "-o", "xml"}, "-o must be text, json or yaml, not \"xml\""},
         Rejected{{"-f", "vm.yaml", "-o", "json", "-o", "yaml"}, "option -o given more than once"},
         Rejected{{"-f", "vm.yaml", "--operation", "DELETE"}, "--operation must be CREATE or UPDATE, not \"DELETE\""},
-        Rejected{{"-f", "vm.yaml", "--operation", "UPDATE"}, "--operation UPDATE needs the object before the update: --old FILE"},
+        Rejected{{"-f", "vm.yaml", "--operation", "UPDATE"},
+                 "--operation UPDATE needs the object before the update: --old FILE"},
         Rejected{{"-f", "vm.yaml", "--old", "old.yaml"}, "--old is only meaningful with --operation UPDATE"},
-        Rejected{{"-f", "vm.yaml", "--namespace", "Team_A"},
-                 "--namespace \"Team_A\" is not a valid namespace name (lower-case letters, digits and '-', at most 63)"},
+        Rejected{
+            {"-f", "vm.yaml", "--namespace", "Team_A"},
+            "--namespace \"Team_A\" is not a valid namespace name (lower-case letters, digits and '-', at most 63)"},
         Rejected{{"-f", "vm.yaml", "-n", "a", "-n", "b"}, "option -n given more than once"},
         Rejected{{"-f", "-", "--objects", "-"}, "stdin (-) can be read only once, but it is named 2 times"},
         Rejected{{"-f", "-", "-f", "-"}, "stdin (-) can be read only once, but it is named 2 times"},

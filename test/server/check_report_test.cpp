@@ -63,12 +63,15 @@ TEST(ReportDocument, MembersInContractOrder) {
   EXPECT_TRUE(denied["expanded"].IsNull());
 }
 
-TEST(ReportDocument, EmptyResults) { EXPECT_EQ(dump(report_document({})), R"({"results":[]})"); }
+TEST(ReportDocument, EmptyResults) {
+  EXPECT_EQ(dump(report_document({})), R"({"results":[]})");
+}
 
 TEST(RenderJson, PrettyTwoSpacesAndTrailingNewline) {
   const std::string text = render_json(parse(R"({"results":[{"a":[],"b":{"c":"d"}}]})"));
-  EXPECT_EQ(text,
-            "{\n  \"results\": [\n    {\n      \"a\": [],\n      \"b\": {\n        \"c\": \"d\"\n      }\n    }\n  ]\n}\n");
+  EXPECT_EQ(
+      text,
+      "{\n  \"results\": [\n    {\n      \"a\": [],\n      \"b\": {\n        \"c\": \"d\"\n      }\n    }\n  ]\n}\n");
 }
 
 TEST(RenderYaml, QuotesAndOrder) {

@@ -151,14 +151,15 @@ TEST(Cli, ObjectsFromStdin) {
 }
 
 TEST(Cli, TextOutputWithoutAndWithColour) {
-  const std::vector<std::string> args{"check", "-f", fixtures + "vm.yaml", "-f", fixtures + "vm-conflict.yaml",
-                                      "--objects", fixtures + "cluster"};
+  const std::vector<std::string> args{
+      "check", "-f", fixtures + "vm.yaml", "-f", fixtures + "vm-conflict.yaml", "--objects", fixtures + "cluster"};
   const Ran plain = vmgate(args);
   EXPECT_EQ(plain.status, 1) << plain.err;
   EXPECT_EQ(plain.out.find('\033'), std::string::npos);
   EXPECT_EQ(plain.out.rfind("virtualmachine.kubevirt.io/vm1 [default, " + fixtures + "vm.yaml#0] admitted (", 0), 0U)
       << plain.out;
-  EXPECT_NE(plain.out.find("virtualmachine.kubevirt.io/vm-conflict [team-a, " + fixtures + "vm-conflict.yaml#0] denied:\n"
+  EXPECT_NE(plain.out.find("virtualmachine.kubevirt.io/vm-conflict [team-a, " + fixtures +
+                           "vm-conflict.yaml#0] denied:\n"
                            "  - spec.template.spec.domain.cpu.sockets: "),
             std::string::npos)
       << plain.out;
@@ -168,8 +169,8 @@ TEST(Cli, TextOutputWithoutAndWithColour) {
 }
 
 TEST(Cli, YamlOutputIsTheJsonDocument) {
-  const std::vector<std::string> base{"check", "-f", fixtures + "vm.yaml", "-f", fixtures + "vmi-no-memory.json",
-                                      "--objects", fixtures + "cluster"};
+  const std::vector<std::string> base{
+      "check", "-f", fixtures + "vm.yaml", "-f", fixtures + "vmi-no-memory.json", "--objects", fixtures + "cluster"};
   std::vector<std::string> as_json = base;
   as_json.insert(as_json.end(), {"-o", "json"});
   std::vector<std::string> as_yaml = base;

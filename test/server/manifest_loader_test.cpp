@@ -35,11 +35,15 @@ struct Case {
   std::string expected;
 };
 
-void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class ParseManifests : public ::testing::TestWithParam<Case> {};
 
-TEST_P(ParseManifests, Loads) { EXPECT_EQ(describe(parse_manifests(GetParam().text, "vm.yaml")), GetParam().expected); }
+TEST_P(ParseManifests, Loads) {
+  EXPECT_EQ(describe(parse_manifests(GetParam().text, "vm.yaml")), GetParam().expected);
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Accepted, ParseManifests,
@@ -47,8 +51,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"single_yaml", "kind: A\n", R"(vm.yaml#0={"kind":"A"})"},
         Case{"multi_document", "kind: A\n---\nkind: B\n...\n---\nkind: C\n",
              R"(vm.yaml#0={"kind":"A"}; vm.yaml#1={"kind":"B"}; vm.yaml#2={"kind":"C"})"},
-        Case{"empty_documents_skipped", "---\n---\nkind: A\n---\n# nothing\n---\n~\n",
-             R"(vm.yaml#0={"kind":"A"})"},
+        Case{"empty_documents_skipped", "---\n---\nkind: A\n---\n# nothing\n---\n~\n", R"(vm.yaml#0={"kind":"A"})"},
         Case{"empty_file", "", ""}, Case{"comments_only", "# nothing here\n", ""},
         Case{"list_flattened", "kind: A\n---\napiVersion: v1\nkind: List\nitems:\n- kind: B\n- kind: C\n",
              R"(vm.yaml#0={"kind":"A"}; vm.yaml#1={"kind":"B"}; vm.yaml#2={"kind":"C"})"},
@@ -61,7 +64,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"json_object", R"(  {"kind": "A", "n": 1.5})", R"(vm.yaml#0={"kind":"A","n":1.5})"},
         Case{"json_array", "\n[{\"kind\": \"A\"}, {\"kind\": \"List\", \"items\": [{\"kind\": \"B\"}]}]",
              R"(vm.yaml#0={"kind":"A"}; vm.yaml#1={"kind":"B"})"},
-        Case{"json_empty_array", "[]", ""}, Case{"utf8_bom", "\xEF\xBB\xBF{\"kind\": \"A\"}", R"(vm.yaml#0={"kind":"A"})"},
+        Case{"json_empty_array", "[]", ""},
+        Case{"utf8_bom", "\xEF\xBB\xBF{\"kind\": \"A\"}", R"(vm.yaml#0={"kind":"A"})"},
         Case{"yaml_typing", "a: yes\nb: \"yes\"\nc: 0x1f\nd: 010\ne: 1e3\nf: ~\ng: !!str 12\n",
              R"(vm.yaml#0={"a":true,"b":"yes","c":31,"d":8,"e":1000,"f":null,"g":"12"})"}));
 
@@ -70,15 +74,21 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Case{"yaml_syntax", "kind: A\nspec:\n  a: [1\n  b: 2\n", "error: vm.yaml:4:4: end of sequence flow not found"},
         Case{"yaml_duplicate_key", "metadata:\n  name: a\n  name: b\n", "error: vm.yaml:3:3: duplicate key \"name\""},
-        Case{"json_syntax", "{\"kind\": \"A\",\n \"b\" 1}", "error: vm.yaml:2:6: Missing a colon after a name of object member"},
+        Case{"json_syntax", "{\"kind\": \"A\",\n \"b\" 1}",
+             "error: vm.yaml:2:6: Missing a colon after a name of object member"},
         Case{"json_duplicate_key", "{\"a\": 1, \"a\": 2}",
              "error: vm.yaml:1:10: duplicate key \"a\" in the top-level object"},
-        Case{"scalar_document", "kind: A\n---\njust text\n", "error: vm.yaml:3:1: document 2 is a string, not an object"},
-        Case{"list_of_scalars_document", "- 1\n- 2\n", "error: vm.yaml:1:1: document 1, item 0 is a number, not an object"},
+        Case{"scalar_document", "kind: A\n---\njust text\n",
+             "error: vm.yaml:3:1: document 2 is a string, not an object"},
+        Case{"list_of_scalars_document", "- 1\n- 2\n",
+             "error: vm.yaml:1:1: document 1, item 0 is a number, not an object"},
         Case{"json_scalar", "[1]", "error: vm.yaml: the JSON text, item 0 is a number, not an object"},
-        Case{"json_top_level_scalar", "{\"a\":1} x", "error: vm.yaml:1:9: The document root must not be followed by other values"},
-        Case{"list_items_not_array", "kind: List\nitems: 3\n", "error: vm.yaml:1:1: document 1: List items must be an array, found a number"},
-        Case{"list_item_not_object", "kind: List\nitems: [a]\n", "error: vm.yaml:1:1: document 1: List item 0 is a string, not an object"},
+        Case{"json_top_level_scalar", "{\"a\":1} x",
+             "error: vm.yaml:1:9: The document root must not be followed by other values"},
+        Case{"list_items_not_array", "kind: List\nitems: 3\n",
+             "error: vm.yaml:1:1: document 1: List items must be an array, found a number"},
+        Case{"list_item_not_object", "kind: List\nitems: [a]\n",
+             "error: vm.yaml:1:1: document 1: List item 0 is a string, not an object"},
         Case{"invalid_utf8_yaml", "kind: A\nname: \xFF\n", "error: vm.yaml:2:7: invalid UTF-8"},
         Case{"inf_value", "kind: A\nx: .inf\n", "error: vm.yaml:2:4: infinity cannot be represented in JSON"}));
 
@@ -182,7 +192,8 @@ TEST(LoadManifests, ErrorsNameTheFileInADirectory) {
   dir.write("a.yaml", "kind: A\n");
   const std::string bad = dir.write("b.yaml", "kind: B\nkind: C\n");
   std::istringstream no_stdin;
-  EXPECT_EQ(describe(load_manifests({dir.path().string()}, no_stdin)), "error: " + bad + ":2:1: duplicate key \"kind\"");
+  EXPECT_EQ(describe(load_manifests({dir.path().string()}, no_stdin)),
+            "error: " + bad + ":2:1: duplicate key \"kind\"");
 }
 
 TEST(LoadManifests, InputSizeLimit) {

@@ -35,11 +35,15 @@ struct Case {
   std::string expected;
 };
 
-void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class YamlToJson : public ::testing::TestWithParam<Case> {};
 
-TEST_P(YamlToJson, Converts) { EXPECT_EQ(convert(GetParam().yaml), GetParam().expected); }
+TEST_P(YamlToJson, Converts) {
+  EXPECT_EQ(convert(GetParam().yaml), GetParam().expected);
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Typing, YamlToJson,
@@ -68,41 +72,47 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(
     Structure, YamlToJson,
-    ::testing::Values(
-        Case{"multi_document", "a: 1\n---\nb: 2\n", R"({"a":1} | {"b":2})"},
-        Case{"empty_documents_are_null", "---\n---\na: 1\n", R"(null | {"a":1})"},
-        Case{"no_document", "# only a comment\n", ""}, Case{"flow", "{a: [1, {b: c}], d: []}", R"({"a":[1,{"b":"c"}],"d":[]})"},
-        Case{"anchor_and_alias", "a: &x {k: v}\nb: *x\nc: &s str\nd: *s", R"({"a":{"k":"v"},"b":{"k":"v"},"c":"str","d":"str"})"},
-        Case{"alias_as_key", "a: &k key\n*k : v", R"({"a":"key","key":"v"})"},
-        Case{"merge", "base: &b {x: 1, p: 2}\nd:\n  <<: *b\n  p: 3\n  z: 4",
-             R"({"base":{"x":1,"p":2},"d":{"x":1,"p":3,"z":4}})"},
-        Case{"merge_after_keys_does_not_override", "b: &b {x: 1, p: 2}\nd:\n  p: 3\n  <<: *b",
-             R"({"b":{"x":1,"p":2},"d":{"p":3,"x":1}})"},
-        Case{"merge_sequence_earlier_wins", "a: &a {x: 1}\nb: &b {x: 2, p: 2}\nd:\n  <<: [*a, *b]",
-             R"({"a":{"x":1},"b":{"x":2,"p":2},"d":{"x":1,"p":2}})"},
-        Case{"quoted_merge_key_is_a_key", "\"<<\": 1", R"({"<<":1})"},
-        Case{"utf16_bom", std::string("\xFF\xFE" "a\0:\0 \0b\0", 10), R"({"a":"b"})"}));
+    ::testing::Values(Case{"multi_document", "a: 1\n---\nb: 2\n", R"({"a":1} | {"b":2})"},
+                      Case{"empty_documents_are_null", "---\n---\na: 1\n", R"(null | {"a":1})"},
+                      Case{"no_document", "# only a comment\n", ""},
+                      Case{"flow", "{a: [1, {b: c}], d: []}", R"({"a":[1,{"b":"c"}],"d":[]})"},
+                      Case{"anchor_and_alias", "a: &x {k: v}\nb: *x\nc: &s str\nd: *s",
+                           R"({"a":{"k":"v"},"b":{"k":"v"},"c":"str","d":"str"})"},
+                      Case{"alias_as_key", "a: &k key\n*k : v", R"({"a":"key","key":"v"})"},
+                      Case{"merge", "base: &b {x: 1, p: 2}\nd:\n  <<: *b\n  p: 3\n  z: 4",
+                           R"({"base":{"x":1,"p":2},"d":{"x":1,"p":3,"z":4}})"},
+                      Case{"merge_after_keys_does_not_override", "b: &b {x: 1, p: 2}\nd:\n  p: 3\n  <<: *b",
+                           R"({"b":{"x":1,"p":2},"d":{"p":3,"x":1}})"},
+                      Case{"merge_sequence_earlier_wins", "a: &a {x: 1}\nb: &b {x: 2, p: 2}\nd:\n  <<: [*a, *b]",
+                           R"({"a":{"x":1},"b":{"x":2,"p":2},"d":{"x":1,"p":2}})"},
+                      Case{"quoted_merge_key_is_a_key", "\"<<\": 1", R"({"<<":1})"},
+                      Case{"utf16_bom",
+                           std::string("\xFF\xFE"
+                                       "a\0:\0 \0b\0",
+                                       10),
+                           R"({"a":"b"})"}));
 
 INSTANTIATE_TEST_SUITE_P(
     Errors, YamlToJson,
-    ::testing::Values(
-        Case{"duplicate_key", "a: 1\nb: 2\na: 3\n", "3:1: duplicate key \"a\""},
-        Case{"duplicate_nested_key", "spec:\n  cpu:\n    cores: 1\n    cores: 2\n", "4:5: duplicate key \"cores\""},
-        Case{"duplicate_after_key_conversion", "1: a\n\"1\": b", "2:1: duplicate key \"1\""},
-        Case{"mapping_key", "? {a: 1}\n: v", "1:3: a map key is a mapping; keys must be scalars"},
-        Case{"sequence_key", "{[1]: 2}", "1:2: a map key is a sequence; keys must be scalars"},
-        Case{"null_key", "~: 1", "1:1: a map key is null; keys must be strings, numbers or booleans"},
-        Case{"inf", "a: 1\nb: .inf", "2:4: infinity cannot be represented in JSON"},
-        Case{"nan", "a: [.nan]", "1:5: NaN cannot be represented in JSON"},
-        Case{"bad_tag", "a: !!int x", "1:4: cannot decode !!str `x` as a !!int"},
-        Case{"syntax", "a: 1\nb: [1, 2\nc: 3\n", "3:2: end of sequence flow not found"},
-        Case{"bad_indentation", "a:\n  b: 1\n c: 2\n", "3:2: end of map not found"},
-        Case{"unknown_anchor", "a: *nope", "1:4: the referenced anchor is not defined"},
-        Case{"merge_of_scalar", "a:\n  <<: 1", "2:7: the value of a merge key (<<) must be a mapping or a sequence of mappings"},
-        Case{"invalid_utf8", "a: ok\nb: \"x\xC3\x28\"\n", "2:6: invalid UTF-8"},
-        Case{"binary_not_utf8", "a: !!binary /w==", "1:4: invalid UTF-8 in a string"},
-        Case{"overlong_utf8", "a: \xC0\xAF", "1:4: invalid UTF-8"},
-        Case{"surrogate_escape", "a: \"\\ud800\"", "1:11: invalid unicode: 55296"}));
+    ::testing::Values(Case{"duplicate_key", "a: 1\nb: 2\na: 3\n", "3:1: duplicate key \"a\""},
+                      Case{"duplicate_nested_key", "spec:\n  cpu:\n    cores: 1\n    cores: 2\n",
+                           "4:5: duplicate key \"cores\""},
+                      Case{"duplicate_after_key_conversion", "1: a\n\"1\": b", "2:1: duplicate key \"1\""},
+                      Case{"mapping_key", "? {a: 1}\n: v", "1:3: a map key is a mapping; keys must be scalars"},
+                      Case{"sequence_key", "{[1]: 2}", "1:2: a map key is a sequence; keys must be scalars"},
+                      Case{"null_key", "~: 1", "1:1: a map key is null; keys must be strings, numbers or booleans"},
+                      Case{"inf", "a: 1\nb: .inf", "2:4: infinity cannot be represented in JSON"},
+                      Case{"nan", "a: [.nan]", "1:5: NaN cannot be represented in JSON"},
+                      Case{"bad_tag", "a: !!int x", "1:4: cannot decode !!str `x` as a !!int"},
+                      Case{"syntax", "a: 1\nb: [1, 2\nc: 3\n", "3:2: end of sequence flow not found"},
+                      Case{"bad_indentation", "a:\n  b: 1\n c: 2\n", "3:2: end of map not found"},
+                      Case{"unknown_anchor", "a: *nope", "1:4: the referenced anchor is not defined"},
+                      Case{"merge_of_scalar", "a:\n  <<: 1",
+                           "2:7: the value of a merge key (<<) must be a mapping or a sequence of mappings"},
+                      Case{"invalid_utf8", "a: ok\nb: \"x\xC3\x28\"\n", "2:6: invalid UTF-8"},
+                      Case{"binary_not_utf8", "a: !!binary /w==", "1:4: invalid UTF-8 in a string"},
+                      Case{"overlong_utf8", "a: \xC0\xAF", "1:4: invalid UTF-8"},
+                      Case{"surrogate_escape", "a: \"\\ud800\"", "1:11: invalid unicode: 55296"}));
 
 TEST(YamlToJson, DocumentPositions) {
   auto documents = yaml_to_json("a: 1\n---\n\n  b: 2\n");
@@ -175,7 +185,8 @@ TEST(YamlToJson, TenMegabyteString) {
 
 TEST(YamlToJson, AliasBombIsStopped) {
   // "Billion laughs": 9 levels of 10 aliases each would expand to 10^9 strings.
-  std::string yaml = "a0: &a0 [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n";
+  std::string yaml =
+      "a0: &a0 [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n";
   for (int i = 1; i < 10; ++i) {
     const std::string previous = "*a" + std::to_string(i - 1);
     yaml += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";

@@ -47,7 +47,9 @@ struct Case {
   std::string expected;  // describe() of the result, or "error:<message>"
 };
 
-void PrintTo(const Case& c, std::ostream* out) { *out << c.tag << " `" << c.text << "`"; }
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.tag << " `" << c.text << "`";
+}
 
 class ResolveScalar : public ::testing::TestWithParam<Case> {};
 
@@ -92,8 +94,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{plain, "9223372036854775808", "uint:9223372036854775808"},
         Case{plain, "18446744073709551615", "uint:18446744073709551615"},
         // beyond uint64: a float when written like one, else a string
-        Case{plain, "18446744073709551616", "float:1.84467e+19"}, Case{plain, "0x1ffffffffffffffff", "str:0x1ffffffffffffffff"},
-        Case{plain, "08", "float:8"}, Case{plain, "0x", "str:0x"}, Case{plain, "0xg", "str:0xg"},
+        Case{plain, "18446744073709551616", "float:1.84467e+19"},
+        Case{plain, "0x1ffffffffffffffff", "str:0x1ffffffffffffffff"}, Case{plain, "08", "float:8"},
+        Case{plain, "0x", "str:0x"}, Case{plain, "0xg", "str:0xg"},
         // floats
         Case{plain, "1.5", "float:1.5"}, Case{plain, "1e3", "float:1000"}, Case{plain, "-1.5e-3", "float:-0.0015"},
         Case{plain, ".5", "float:0.5"}, Case{plain, "+.5", "float:0.5"}, Case{plain, "1.", "float:1"},
@@ -103,31 +106,32 @@ INSTANTIATE_TEST_SUITE_P(
         Case{plain, ".", "str:."}, Case{plain, "1.2.3", "str:1.2.3"},
         // strings that look like something else to other readers
         Case{plain, "1:20", "str:1:20"}, Case{plain, "2001-12-14", "str:2001-12-14"},
-        Case{plain, "2001-12-14t21:59:43.10-05:00", "str:2001-12-14t21:59:43.10-05:00"},
-        Case{plain, "-", "str:-"}, Case{plain, "<<", "str:<<"}, Case{plain, "_1", "str:_1"},
-        Case{plain, "u1.medium", "str:u1.medium"}, Case{plain, "1Gi", "str:1Gi"}, Case{plain, "500m", "str:500m"}));
+        Case{plain, "2001-12-14t21:59:43.10-05:00", "str:2001-12-14t21:59:43.10-05:00"}, Case{plain, "-", "str:-"},
+        Case{plain, "<<", "str:<<"}, Case{plain, "_1", "str:_1"}, Case{plain, "u1.medium", "str:u1.medium"},
+        Case{plain, "1Gi", "str:1Gi"}, Case{plain, "500m", "str:500m"}));
 
 INSTANTIATE_TEST_SUITE_P(
     Tagged, ResolveScalar,
-    ::testing::Values(Case{quoted, "yes", "str:yes"}, Case{quoted, "1", "str:1"}, Case{quoted, "", "str:"},
-                      Case{quoted, "~", "str:~"}, Case{str_tag, "true", "str:true"}, Case{str_tag, "010", "str:010"},
-                      Case{int_tag, "0x10", "int:16"}, Case{int_tag, "1.5", "error:cannot decode !!float `1.5` as a !!int"},
-                      Case{int_tag, "abc", "error:cannot decode !!str `abc` as a !!int"},
-                      Case{float_tag, "1", "float:1"}, Case{float_tag, "2.5", "float:2.5"},
-                      Case{float_tag, "yes", "error:cannot decode !!bool `yes` as a !!float"},
-                      Case{bool_tag, "on", "true"}, Case{bool_tag, "1", "error:cannot decode !!int `1` as a !!bool"},
-                      Case{null_tag, "~", "null"}, Case{null_tag, "", "null"},
-                      Case{null_tag, "x", "error:cannot decode !!str `x` as a !!null"},
-                      Case{binary_tag, "aGVsbG8=", "str:hello"}, Case{binary_tag, "aGVsbG8", "error:!!binary value contains invalid base64 data"},
-                      Case{"!local", "123", "str:123"},
-                      Case{std::string(yaml_tag_prefix) + "timestamp", "2001-12-14", "str:2001-12-14"}));
+    ::testing::Values(
+        Case{quoted, "yes", "str:yes"}, Case{quoted, "1", "str:1"}, Case{quoted, "", "str:"},
+        Case{quoted, "~", "str:~"}, Case{str_tag, "true", "str:true"}, Case{str_tag, "010", "str:010"},
+        Case{int_tag, "0x10", "int:16"}, Case{int_tag, "1.5", "error:cannot decode !!float `1.5` as a !!int"},
+        Case{int_tag, "abc", "error:cannot decode !!str `abc` as a !!int"}, Case{float_tag, "1", "float:1"},
+        Case{float_tag, "2.5", "float:2.5"}, Case{float_tag, "yes", "error:cannot decode !!bool `yes` as a !!float"},
+        Case{bool_tag, "on", "true"}, Case{bool_tag, "1", "error:cannot decode !!int `1` as a !!bool"},
+        Case{null_tag, "~", "null"}, Case{null_tag, "", "null"},
+        Case{null_tag, "x", "error:cannot decode !!str `x` as a !!null"}, Case{binary_tag, "aGVsbG8=", "str:hello"},
+        Case{binary_tag, "aGVsbG8", "error:!!binary value contains invalid base64 data"},
+        Case{"!local", "123", "str:123"},
+        Case{std::string(yaml_tag_prefix) + "timestamp", "2001-12-14", "str:2001-12-14"}));
 
 TEST(PlainScalarIsString, FalseForEverythingAReaderTypes) {
   for (const char* text : {"", "true", "yes", "Y", "off", "1", "-1", "0x1f", "010", "1e3", ".5", "~", "null", "NULL",
                            ".inf", ".nan", "<<", "1_000"}) {
     EXPECT_FALSE(plain_scalar_is_string(text)) << text;
   }
-  for (const char* text : {"abc", "u1.medium", "1Gi", "kubevirt.io/v1", "2001-12-14", "yes please", "0x", "-", "1e400"}) {
+  for (const char* text :
+       {"abc", "u1.medium", "1Gi", "kubevirt.io/v1", "2001-12-14", "yes please", "0x", "-", "1e400"}) {
     EXPECT_TRUE(plain_scalar_is_string(text)) << text;
   }
 }

@@ -12,14 +12,15 @@ json::Document parse(std::string_view text) {
   json::Document document;
   document.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
   if (document.HasParseError()) {
-    throw std::invalid_argument("test JSON does not parse at offset " +
-                                std::to_string(document.GetErrorOffset()) + ": " +
-                                std::string(text.substr(0, 200)));
+    throw std::invalid_argument("test JSON does not parse at offset " + std::to_string(document.GetErrorOffset()) +
+                                ": " + std::string(text.substr(0, 200)));
   }
   return document;
 }
 
-std::string dump(const json::Value& value) { return json::to_string(value); }
+std::string dump(const json::Value& value) {
+  return json::to_string(value);
+}
 
 ::testing::AssertionResult json_equals(const json::Value& actual, std::string_view expected) {
   const json::Document wanted = parse(expected);

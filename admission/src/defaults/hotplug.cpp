@@ -48,8 +48,8 @@ bool memory_hotplug_possible(const json::Value& vmi_spec, const Quantity& guest,
     if (json::has(*cpu, "realtime")) {
       return false;
     }
-    if (const json::Value* numa = json::find_object(*cpu, "numa"); numa != nullptr &&
-                                                                   json::has(*numa, "guestMappingPassthrough")) {
+    if (const json::Value* numa = json::find_object(*cpu, "numa");
+        numa != nullptr && json::has(*numa, "guestMappingPassthrough")) {
       return false;
     }
   }

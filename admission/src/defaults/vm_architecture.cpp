@@ -29,9 +29,9 @@ std::string_view arch_from_data_sources(const json::Value& vm, std::string_view 
       continue;
     }
     std::string_view source_namespace = json::find_string(*ref, "namespace");
-    const json::Value* source = cluster.find(ObjectKind::data_source,
-                                             source_namespace.empty() ? namespace_name : source_namespace,
-                                             json::find_string(*ref, "name"));
+    const json::Value* source =
+        cluster.find(ObjectKind::data_source, source_namespace.empty() ? namespace_name : source_namespace,
+                     json::find_string(*ref, "name"));
     if (source == nullptr) {
       continue;
     }

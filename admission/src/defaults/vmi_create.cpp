@@ -12,7 +12,8 @@ namespace {
 void set_status(json::Value& vmi, const ClusterConfig& config, json::Allocator& allocator) {
   json::Value& status = json::ensure_object(vmi, "status", allocator);
   const json::Value* spec_value = json::find(vmi, "spec");
-  const json::Value* guest = spec_value != nullptr ? json::find_path(*spec_value, {"domain", "memory", "guest"}) : nullptr;
+  const json::Value* guest =
+      spec_value != nullptr ? json::find_path(*spec_value, {"domain", "memory", "guest"}) : nullptr;
   // setGuestMemoryStatus overwrites status.memory; setCurrentCPUTopologyStatus keeps an existing one.
   if (guest != nullptr && !guest->IsNull()) {
     json::Value memory(rapidjson::kObjectType);
@@ -25,8 +26,7 @@ void set_status(json::Value& vmi, const ClusterConfig& config, json::Allocator& 
   if (cpu != nullptr && cpu->IsObject() && spec::unset(status, "currentCPUTopology")) {
     json::Value topology(rapidjson::kObjectType);
     for (std::string_view count : {"cores", "sockets", "threads"}) {
-      topology.AddMember(json::make_string(count, allocator), json::Value(spec::uint_or_zero(*cpu, count)),
-                         allocator);
+      topology.AddMember(json::make_string(count, allocator), json::Value(spec::uint_or_zero(*cpu, count)), allocator);
     }
     json::set(status, "currentCPUTopology", std::move(topology), allocator);
   }

@@ -37,9 +37,9 @@ void set_feature_defaults(Value& domain, bool s390x, Allocator& allocator) {
   enable_if_present(features, "smm", allocator);
   enable_if_present(features, "pvspinlock", allocator);
   if (Value* hyperv = json::find(features, "hyperv"); hyperv != nullptr && hyperv->IsObject()) {
-    constexpr std::array<std::string_view, 13> states{"relaxed", "vapic",       "spinlocks", "vpindex", "runtime",
-                                                      "synic",   "synictimer",  "reset",     "vendorid",
-                                                      "frequencies", "reenlightenment", "tlbflush", "ipi"};
+    constexpr std::array<std::string_view, 13> states{
+        "relaxed", "vapic",    "spinlocks",   "vpindex",         "runtime",  "synic", "synictimer",
+        "reset",   "vendorid", "frequencies", "reenlightenment", "tlbflush", "ipi"};
     for (std::string_view state : states) {
       enable_if_present(*hyperv, state, allocator);
     }
@@ -100,7 +100,8 @@ void set_gpu_defaults(Value& devices, Allocator& allocator) {
     return;
   }
   for (Value& gpu : gpus->GetArray()) {
-    if (Value* display = json::find_path(gpu, {"virtualGPUOptions", "display"}); display != nullptr && display->IsObject()) {
+    if (Value* display = json::find_path(gpu, {"virtualGPUOptions", "display"});
+        display != nullptr && display->IsObject()) {
       enable_if_present(*display, "ramFB", allocator);
     }
   }

@@ -62,7 +62,8 @@ void set_guest_memory(Value& spec, Allocator& allocator) {
   }
   json::ensure_object(domain, "memory", allocator);
   std::optional<std::string> guest;
-  if (std::optional<Quantity> request = resource_quantity(domain, "requests", "memory"); request && !request->is_zero()) {
+  if (std::optional<Quantity> request = resource_quantity(domain, "requests", "memory");
+      request && !request->is_zero()) {
     guest = request->to_string();
   } else if (std::optional<Quantity> limit = resource_quantity(domain, "limits", "memory");
              limit && !limit->is_zero()) {

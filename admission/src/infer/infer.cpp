@@ -48,9 +48,8 @@ class VolumeInference {
         if (const json::Value* dv = json::find_object(volume, "dataVolume")) {
           return from_data_volume(json::find_string(*dv, "name"));
         }
-        return Outcome::fail("unable to infer defaults from volume " + std::string(volume_name) +
-                                 " as type is not supported",
-                             true);
+        return Outcome::fail(
+            "unable to infer defaults from volume " + std::string(volume_name) + " as type is not supported", true);
       }
     }
     return Outcome::fail("unable to find volume " + std::string(volume_name) + " to infer defaults", false);
@@ -126,9 +125,9 @@ class VolumeInference {
       if (const json::Value* ref = json::find_object(*spec, "sourceRef")) {
         std::string_view kind = json::find_string(*ref, "kind");
         if (kind != "DataSource") {
-          return Outcome::fail("unable to infer defaults from DataVolumeSourceRef as Kind " + std::string(kind) +
-                                   " is not supported",
-                               true);
+          return Outcome::fail(
+              "unable to infer defaults from DataVolumeSourceRef as Kind " + std::string(kind) + " is not supported",
+              true);
         }
         const std::string_view namespace_name =
             json::has(*ref, "namespace") ? json::find_string(*ref, "namespace") : namespace_;
@@ -208,14 +207,14 @@ std::optional<std::string> infer_one(std::string_view matcher_key, std::string_v
 
 }  // namespace
 
-std::optional<std::string> infer_matchers(json::Value& vm, std::string_view namespace_name,
-                                          const ClusterView& cluster, json::Allocator& allocator) {
+std::optional<std::string> infer_matchers(json::Value& vm, std::string_view namespace_name, const ClusterView& cluster,
+                                          json::Allocator& allocator) {
   if (auto error = infer_one("instancetype", default_instancetype_label, default_instancetype_kind_label, true, vm,
                              namespace_name, cluster, allocator)) {
     return error;
   }
-  return infer_one("preference", default_preference_label, default_preference_kind_label, false, vm,
-                   namespace_name, cluster, allocator);
+  return infer_one("preference", default_preference_label, default_preference_kind_label, false, vm, namespace_name,
+                   cluster, allocator);
 }
 
 }  // namespace vmgate::admission::infer

@@ -160,8 +160,8 @@ void apply_memory(const Value& instancetype, Value& vmi_spec, std::string_view b
 }
 
 // nodeSelector, schedulerName, ioThreadsPolicy, launchSecurity: "both set" conflicts, else copy.
-void apply_owned(const Value& instancetype, std::string_view from, Value& target, std::string_view to,
-                 std::string path, bool strings, std::vector<std::string>& conflicts, Allocator& allocator) {
+void apply_owned(const Value& instancetype, std::string_view from, Value& target, std::string_view to, std::string path,
+                 bool strings, std::vector<std::string>& conflicts, Allocator& allocator) {
   const bool wanted = strings ? !spec::empty_string(instancetype, from) : json::has(instancetype, from);
   if (!wanted) {
     return;
@@ -237,8 +237,8 @@ std::vector<std::string> apply(const json::Value& instancetype, const json::Valu
   }
   apply_owned(instancetype, "nodeSelector", vmi_spec, "nodeSelector", join(base, {"nodeSelector"}), false, conflicts,
               allocator);
-  apply_owned(instancetype, "schedulerName", vmi_spec, "schedulerName", join(base, {"schedulerName"}), true,
-              conflicts, allocator);
+  apply_owned(instancetype, "schedulerName", vmi_spec, "schedulerName", join(base, {"schedulerName"}), true, conflicts,
+              allocator);
   apply_cpu(instancetype, preference, vmi_spec, base, conflicts, allocator);
   apply_memory(instancetype, vmi_spec, base, conflicts, allocator);
   apply_io_threads(instancetype, vmi_spec, base, conflicts, allocator);
@@ -256,8 +256,8 @@ ErrorList conflict_causes(const std::vector<std::string>& conflicts) {
   ErrorList causes;
   causes.reserve(conflicts.size());
   for (const std::string& path : conflicts) {
-    causes.push_back({CauseType::field_value_invalid, path,
-                      "VM field(s) " + path + " conflicts with selected instance type"});
+    causes.push_back(
+        {CauseType::field_value_invalid, path, "VM field(s) " + path + " conflicts with selected instance type"});
   }
   return causes;
 }

@@ -45,8 +45,7 @@ Topology guest_topology(std::uint64_t vcpus, const json::Value* preference) {
   const std::string preferred = preferred_topology(preference);
   if (preferred == "cores" || preferred == "preferCores") {
     topology.cores = vcpus;
-  } else if (preferred == "sockets" || preferred == "preferSockets" || preferred == "any" ||
-             preferred == "preferAny") {
+  } else if (preferred == "sockets" || preferred == "preferSockets" || preferred == "any" || preferred == "preferAny") {
     topology.sockets = vcpus;
   } else if (preferred == "threads" || preferred == "preferThreads") {
     topology.threads = vcpus;

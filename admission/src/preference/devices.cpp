@@ -45,7 +45,7 @@ void apply_disks(const Value& preferred, Value& devices, Allocator& allocator) {
 // InterfaceBindingMethod members (JSON names) plus the binding plugin (interface.go
 // isInterfaceBindingUnset).
 bool binding_unset(const Value& iface) {
-  constexpr std::array<std::string_view, 8> bindings{"bridge", "slirp", "masquerade", "sriov",
+  constexpr std::array<std::string_view, 8> bindings{"bridge",  "slirp", "masquerade",   "sriov",
                                                      "macvtap", "passt", "passtBinding", "binding"};
   for (std::string_view binding : bindings) {
     if (json::has(iface, binding)) {
@@ -148,7 +148,8 @@ void apply_devices(const json::Value& preference, json::Value& vmi_spec, json::A
   spec::copy_if_unset(*preferred, "preferredNetworkInterfaceMultiQueue", devices, "networkInterfaceMultiqueue",
                       allocator);
   // disableHotplug is a plain bool in the VMI: KubeVirt cannot tell "unset", so it overrides.
-  if (const Value* disable = json::find(*preferred, "preferredDisableHotplug"); disable != nullptr && disable->IsBool()) {
+  if (const Value* disable = json::find(*preferred, "preferredDisableHotplug");
+      disable != nullptr && disable->IsBool()) {
     json::set(devices, "disableHotplug", Value(disable->GetBool()), allocator);
   }
   if (Value* sound = json::find(devices, "sound"); sound != nullptr && sound->IsObject()) {

@@ -22,8 +22,8 @@ void apply_features(const json::Value& preference, json::Value& vmi_spec, json::
   if (const json::Value* hyperv = json::find_object(*preferred, "preferredHyperv")) {
     json::Value& target = json::ensure_object(features, "hyperv", allocator);
     constexpr std::array<std::string_view, 14> sub_features{
-        "evmcs", "frequencies", "ipi",       "reenlightenment", "relaxed", "reset",   "runtime",
-        "spinlocks", "synic",   "synictimer", "tlbflush",       "vapic",   "vpindex", "vendorid"};
+        "evmcs",     "frequencies", "ipi",        "reenlightenment", "relaxed", "reset",   "runtime",
+        "spinlocks", "synic",       "synictimer", "tlbflush",        "vapic",   "vpindex", "vendorid"};
     for (std::string_view name : sub_features) {
       spec::copy_if_unset(*hyperv, name, target, name, allocator);
     }

@@ -45,8 +45,9 @@ std::optional<Failure> check_cpu(const json::Value* instancetype, const json::Va
   }
   const json::Value* cpu = json::find_path(vmi_spec, {"domain", "cpu"});
   if (cpu == nullptr || !cpu->IsObject()) {
-    return Failure{{cpu_base}, "no CPU resources provided by VirtualMachine, preference requires " +
-                                   std::to_string(required) + " vCPU"};
+    return Failure{
+        {cpu_base},
+        "no CPU resources provided by VirtualMachine, preference requires " + std::to_string(required) + " vCPU"};
   }
   const std::uint64_t sockets = spec::uint_or_zero(*cpu, "sockets");
   const std::uint64_t cores = spec::uint_or_zero(*cpu, "cores");
@@ -102,8 +103,9 @@ std::optional<Failure> check_memory(const json::Value* instancetype, const Quant
     }
   }
   if (provided < required) {
-    return Failure{{field}, "insufficient Memory resources of " + provided.to_string() + " provided by " + provider +
-                                ", preference requires " + required.to_string()};
+    return Failure{{field},
+                   "insufficient Memory resources of " + provided.to_string() + " provided by " + provider +
+                       ", preference requires " + required.to_string()};
   }
   return std::nullopt;
 }
@@ -131,9 +133,9 @@ ErrorList check_requirements(const json::Value* instancetype, const json::Value&
     const std::string_view required = json::find_string(*requirements, "architecture");
     const std::string_view actual = json::find_string(vmi_spec, "architecture");
     if (required != actual) {
-      failure = Failure{{"spec.template.spec.architecture"}, "preference requires architecture " +
-                                                                 std::string(required) + " but " + std::string(actual) +
-                                                                 " is being requested"};
+      failure = Failure{{"spec.template.spec.architecture"},
+                        "preference requires architecture " + std::string(required) + " but " + std::string(actual) +
+                            " is being requested"};
     }
   }
   if (!failure) {

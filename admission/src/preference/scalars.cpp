@@ -10,10 +10,9 @@ void apply_subdomain(const json::Value& preference, json::Value& vmi_spec, json:
   spec::copy_string_if_empty(preference, "preferredSubdomain", vmi_spec, "subdomain", allocator);
 }
 
-void apply_termination_grace_period(const json::Value& preference, json::Value& vmi_spec,
-                                    json::Allocator& allocator) {
-  spec::copy_if_unset(preference, "preferredTerminationGracePeriodSeconds", vmi_spec,
-                      "terminationGracePeriodSeconds", allocator);
+void apply_termination_grace_period(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator) {
+  spec::copy_if_unset(preference, "preferredTerminationGracePeriodSeconds", vmi_spec, "terminationGracePeriodSeconds",
+                      allocator);
 }
 
 void apply_architecture(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator) {

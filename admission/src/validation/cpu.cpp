@@ -51,7 +51,8 @@ ErrorList validate_cpu(const json::Value& spec, const FieldPath& path) {
                           std::to_string(spec::uint_or_zero(*cpu, "threads")) +
                           ") when DedicatedCPUPlacement is true"});
   }
-  if (const json::Value* numa = json::find_object(*cpu, "numa"); numa != nullptr && json::has(*numa, "guestMappingPassthrough")) {
+  if (const json::Value* numa = json::find_object(*cpu, "numa");
+      numa != nullptr && json::has(*numa, "guestMappingPassthrough")) {
     const std::string numa_field = cpu_path.child("numa").child("guestMappingPassthrough").str();
     if (!dedicated) {
       causes.push_back({CauseType::field_value_invalid, numa_field,

@@ -29,7 +29,8 @@ void validate_bus(const json::Value& disk, const FieldPath& disk_path, const Fie
   const std::string_view bus = json::find_string(target, "bus");
   if (!bus.empty()) {
     if (bus == "ide") {
-      causes.push_back({CauseType::field_value_invalid, disk_path.child(type).child("bus").str(), "IDE bus is not supported"});
+      causes.push_back(
+          {CauseType::field_value_invalid, disk_path.child(type).child("bus").str(), "IDE bus is not supported"});
     } else if (bus == "virtio") {
       if (type == "cdrom") {
         causes.push_back({CauseType::field_value_invalid, disk_path.child("cdrom").child("bus").str(),
@@ -96,16 +97,18 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
     const FieldPath disk_path = disks_path.index(i);
     const std::string_view name = json::find_string(disk, "name");
     if (auto [it, inserted] = first_index.emplace(name, i); !inserted) {
-      causes.push_back({CauseType::field_value_invalid, disk_path.child("name").str(),
-                        disk_path.str() + " and " + disks_path.index(it->second).str() + " must not have the same Name."});
+      causes.push_back(
+          {CauseType::field_value_invalid, disk_path.child("name").str(),
+           disk_path.str() + " and " + disks_path.index(it->second).str() + " must not have the same Name."});
     }
-    const int targets = (json::has(disk, "disk") ? 1 : 0) + (json::has(disk, "lun") ? 1 : 0) + (json::has(disk, "cdrom") ? 1 : 0);
+    const int targets =
+        (json::has(disk, "disk") ? 1 : 0) + (json::has(disk, "lun") ? 1 : 0) + (json::has(disk, "cdrom") ? 1 : 0);
     if (targets > 1) {
       causes.push_back({CauseType::field_value_invalid, disk_path.str(),
                         disk_path.str() + " can only have a single target type defined"});
     }
-    if (const json::Value* order = json::find(disk, "bootOrder"); order != nullptr && order->IsNumber() &&
-                                                                   order->GetDouble() < 1) {
+    if (const json::Value* order = json::find(disk, "bootOrder");
+        order != nullptr && order->IsNumber() && order->GetDouble() < 1) {
       causes.push_back({CauseType::field_value_invalid, disk_path.child("bootOrder").str(),
                         disk_path.str() + " must have a boot order > 0, if supplied"});
     }

@@ -90,16 +90,16 @@ ErrorList validate_dns_names(const json::Value& spec, const FieldPath& path) {
   ErrorList causes;
   if (std::string_view hostname = json::find_string(spec, "hostname"); !hostname.empty()) {
     if (std::vector<std::string> errors = label_errors(hostname); !errors.empty()) {
-      causes.push_back({CauseType::field_value_invalid, path.child("hostname").str(),
-                        path.child("hostname").str() + " does not conform to the kubernetes DNS_LABEL rules : " +
-                            join(errors)});
+      causes.push_back(
+          {CauseType::field_value_invalid, path.child("hostname").str(),
+           path.child("hostname").str() + " does not conform to the kubernetes DNS_LABEL rules : " + join(errors)});
     }
   }
   if (std::string_view subdomain = json::find_string(spec, "subdomain"); !subdomain.empty()) {
     if (std::vector<std::string> errors = subdomain_errors(subdomain); !errors.empty()) {
       causes.push_back({CauseType::field_value_invalid, path.child("subdomain").str(),
-                        path.child("subdomain").str() + " does not conform to the kubernetes DNS_SUBDOMAIN rules : " +
-                            join(errors)});
+                        path.child("subdomain").str() +
+                            " does not conform to the kubernetes DNS_SUBDOMAIN rules : " + join(errors)});
     }
   }
   return causes;

@@ -33,8 +33,9 @@ ErrorList validate_firmware(const json::Value& spec, const FieldPath& path) {
   const json::Value* launch_security = json::find_object(*domain, "launchSecurity");
   const bool tdx = launch_security != nullptr && json::has(*launch_security, "tdx");
   if (secure_boot && !smm_enabled && !tdx) {
-    causes.push_back({CauseType::field_value_invalid, domain_path.str(),
-                      domain_path.str() + " has EFI SecureBoot enabled. SecureBoot requires SMM, which is currently disabled."});
+    causes.push_back(
+        {CauseType::field_value_invalid, domain_path.str(),
+         domain_path.str() + " has EFI SecureBoot enabled. SecureBoot requires SMM, which is currently disabled."});
   }
   return causes;
 }

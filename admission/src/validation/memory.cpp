@@ -16,7 +16,9 @@ std::int64_t bytes(const std::optional<Quantity>& quantity) {
   return value ? *value : 0;
 }
 
-std::string shown(const std::optional<Quantity>& quantity) { return quantity ? quantity->to_string() : "0"; }
+std::string shown(const std::optional<Quantity>& quantity) {
+  return quantity ? quantity->to_string() : "0";
+}
 
 }  // namespace
 
@@ -54,8 +56,9 @@ ErrorList validate_memory(const json::Value& spec, const FieldPath& path, const 
     if (guest && bytes(limits) != 0 && bytes(limits) < bytes(guest)) {
       const FieldPath guest_path = path.child("domain").child("memory").child("guest");
       causes.push_back({CauseType::field_value_invalid, guest_path.str(),
-                        guest_path.str() + " '" + guest->to_string() + "' must be equal to or less than the memory limit " +
-                            limits_path.str() + " '" + shown(limits) + "'"});
+                        guest_path.str() + " '" + guest->to_string() +
+                            "' must be equal to or less than the memory limit " + limits_path.str() + " '" +
+                            shown(limits) + "'"});
     }
   }
   return causes;

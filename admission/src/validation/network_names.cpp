@@ -33,9 +33,9 @@ ErrorList validate_network_names(const json::Value& spec, const FieldPath& path)
     for (rapidjson::SizeType i = 0; i < networks->Size(); ++i) {
       const std::string_view name = json::find_string((*networks)[i], "name");
       if (!seen.insert(name).second) {
-        causes.push_back({CauseType::field_value_duplicate, path.child("networks").index(i).child("name").str(),
-                          "Network with name \"" + std::string(name) +
-                              "\" already exists, every network must have a unique name"});
+        causes.push_back(
+            {CauseType::field_value_duplicate, path.child("networks").index(i).child("name").str(),
+             "Network with name \"" + std::string(name) + "\" already exists, every network must have a unique name"});
       }
     }
     for (rapidjson::SizeType i = 0; i < networks->Size(); ++i) {

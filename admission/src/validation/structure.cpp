@@ -77,17 +77,21 @@ constexpr std::size_t kind_count = 4;
 
 std::size_t kind_index(StructureKind kind) {
   switch (kind) {
-    case StructureKind::virtual_machine: return 0;
-    case StructureKind::virtual_machine_instance: return 1;
-    case StructureKind::instancetype_spec: return 2;
-    case StructureKind::preference_spec: return 3;
+    case StructureKind::virtual_machine:
+      return 0;
+    case StructureKind::virtual_machine_instance:
+      return 1;
+    case StructureKind::instancetype_spec:
+      return 2;
+    case StructureKind::preference_spec:
+      return 3;
   }
   return 0;
 }
 
 // The root definition of each StructureKind, in kind_index order.
-constexpr std::array<std::string_view, kind_count> root_definitions = {
-    "VirtualMachine", "VirtualMachineInstance", "Instancetype", "Preference"};
+constexpr std::array<std::string_view, kind_count> root_definitions = {"VirtualMachine", "VirtualMachineInstance",
+                                                                       "Instancetype", "Preference"};
 
 // ---------------------------------------------------------------------------------------
 // Schema preparation (start-up only; every failure is a vmgate bug: std::logic_error).
@@ -100,9 +104,8 @@ bool contains_string(const json::Value* array, std::string_view text) {
   if (array == nullptr || !array->IsArray()) {
     return false;
   }
-  return std::any_of(array->Begin(), array->End(), [&](const json::Value& item) {
-    return item.IsString() && json::as_view(item) == text;
-  });
+  return std::any_of(array->Begin(), array->End(),
+                     [&](const json::Value& item) { return item.IsString() && json::as_view(item) == text; });
 }
 
 class SchemaExpander {
@@ -110,8 +113,7 @@ class SchemaExpander {
   explicit SchemaExpander(const json::Value& definitions) : definitions_(definitions) {}
 
   // A copy of `node` with every "$ref" inlined and, when `nullable`, null admitted.
-  json::Value expand(const json::Value& node, bool nullable, int depth,
-                     json::Allocator& allocator) const {
+  json::Value expand(const json::Value& node, bool nullable, int depth, json::Allocator& allocator) const {
     // The schemas are a few levels deep; only a recursive "$ref" gets anywhere near this.
     constexpr int max_depth = 64;
     if (depth > max_depth) {
@@ -130,8 +132,7 @@ class SchemaExpander {
         schema_bug("\"required\" is not an array");
       }
       for (const json::Value& name : required->GetArray()) {
-        if (!name.IsString() || properties == nullptr ||
-            json::find(*properties, json::as_view(name)) == nullptr) {
+        if (!name.IsString() || properties == nullptr || json::find(*properties, json::as_view(name)) == nullptr) {
           schema_bug("required member " + json::to_string(name) + " is not a declared property");
         }
       }
@@ -155,11 +156,9 @@ class SchemaExpander {
         value.SetObject();
         for (auto p = it->value.MemberBegin(); p != it->value.MemberEnd(); ++p) {
           const bool optional = !contains_string(required, json::as_view(p->name));
-          value.AddMember(json::Value(p->name, allocator),
-                          expand(p->value, optional, depth + 1, allocator), allocator);
+          value.AddMember(json::Value(p->name, allocator), expand(p->value, optional, depth + 1, allocator), allocator);
         }
-      } else if (keyword == "items" ||
-                 (keyword == "additionalProperties" && it->value.IsObject())) {
+      } else if (keyword == "items" || (keyword == "additionalProperties" && it->value.IsObject())) {
         value = expand(it->value, true, depth + 1, allocator);
       } else {
         value.CopyFrom(it->value, allocator);
@@ -214,8 +213,7 @@ json::Document parse_schema_text(std::string_view text, std::string_view name) {
   json::Document document;
   document.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
   if (document.HasParseError()) {
-    schema_bug(std::string(name) + " does not parse (offset " +
-               std::to_string(document.GetErrorOffset()) + ")");
+    schema_bug(std::string(name) + " does not parse (offset " + std::to_string(document.GetErrorOffset()) + ")");
   }
   return document;
 }
@@ -226,13 +224,19 @@ json::Document parse_schema_text(std::string_view text, std::string_view name) {
 std::string_view actual_type(const json::Value& value) {
   // go-openapi's names for decoded JSON (every number decodes to float64: "number").
   switch (value.GetType()) {
-    case rapidjson::kNullType: return "null";
+    case rapidjson::kNullType:
+      return "null";
     case rapidjson::kFalseType:
-    case rapidjson::kTrueType: return "boolean";
-    case rapidjson::kObjectType: return "object";
-    case rapidjson::kArrayType: return "array";
-    case rapidjson::kStringType: return "string";
-    case rapidjson::kNumberType: return "number";
+    case rapidjson::kTrueType:
+      return "boolean";
+    case rapidjson::kObjectType:
+      return "object";
+    case rapidjson::kArrayType:
+      return "array";
+    case rapidjson::kStringType:
+      return "string";
+    case rapidjson::kNumberType:
+      return "number";
   }
   return "null";
 }
@@ -271,8 +275,7 @@ std::string number_text(const json::Value* number) {
     return std::to_string(number->GetUint64());
   }
   std::array<char, 32> buffer{};
-  const auto result =
-      std::to_chars(buffer.data(), buffer.data() + buffer.size(), number->GetDouble());
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), number->GetDouble());
   return std::string(buffer.data(), result.ptr);
 }
 
@@ -325,16 +328,14 @@ std::optional<std::string> range_violation(const json::Value* value, const json:
     const json::Value* number = json::find(*schema, keyword);
     return number != nullptr && number->IsNumber() ? number : nullptr;
   };
-  if (const json::Value* minimum = bound("minimum");
-      minimum != nullptr && compare_numbers(*value, *minimum) < 0) {
+  if (const json::Value* minimum = bound("minimum"); minimum != nullptr && compare_numbers(*value, *minimum) < 0) {
     return "greater than or equal to " + number_text(minimum);
   }
   if (const json::Value* minimum = bound("exclusiveMinimum");
       minimum != nullptr && compare_numbers(*value, *minimum) <= 0) {
     return "greater than " + number_text(minimum);
   }
-  if (const json::Value* maximum = bound("maximum");
-      maximum != nullptr && compare_numbers(*value, *maximum) > 0) {
+  if (const json::Value* maximum = bound("maximum"); maximum != nullptr && compare_numbers(*value, *maximum) > 0) {
     return "less than or equal to " + number_text(maximum);
   }
   if (const json::Value* maximum = bound("exclusiveMaximum");
@@ -350,13 +351,11 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 
 class Translator {
  public:
-  Translator(const json::Value& root, const json::Value& root_schema)
-      : root_(root), root_schema_(root_schema) {}
+  Translator(const json::Value& root, const json::Value& root_schema) : root_(root), root_schema_(root_schema) {}
 
   void add(const valijson::ValidationResults::Error& error) {
     const std::string_view description = error.description;
-    if (starts_with(description, "Failed to validate") ||
-        starts_with(description, "Cannot validate")) {
+    if (starts_with(description, "Failed to validate") || starts_with(description, "Cannot validate")) {
       return;  // a link of the chain that leads to the leaf error, reported on its own
     }
     Location at = locate(error.context);
@@ -373,13 +372,11 @@ class Translator {
     const std::string subject = at.path.str().empty() ? "body" : at.path.str() + " in body";
     if (description == "Value type not permitted by 'type' constraint.") {
       std::string message = subject + " must be of type " + expected_types(at.schema) + ": \"" +
-                            std::string(at.value != nullptr ? actual_type(*at.value) : "null") +
-                            "\"";
+                            std::string(at.value != nullptr ? actual_type(*at.value) : "null") + "\"";
       record(std::move(at), priority_type, CauseType::field_value_invalid, std::move(message));
     } else if (description == "Failed to match against any enum values.") {
       std::string message = subject + " should be one of " + enum_text(at.schema);
-      record(std::move(at), priority_enum, CauseType::field_value_not_supported,
-             std::move(message));
+      record(std::move(at), priority_enum, CauseType::field_value_not_supported, std::move(message));
     } else if (starts_with(description, "Expected number")) {
       // valijson compares as double after reading every integer as int64 (a uint64 above
       // INT64_MAX wraps negative), so the bound is found again here with exact arithmetic.
@@ -397,8 +394,7 @@ class Translator {
   }
 
   ErrorList finish() {
-    std::stable_sort(causes_.begin(), causes_.end(),
-                     [](const Cause& a, const Cause& b) { return a.order < b.order; });
+    std::stable_sort(causes_.begin(), causes_.end(), [](const Cause& a, const Cause& b) { return a.order < b.order; });
     ErrorList errors;
     errors.reserve(causes_.size());
     for (Cause& cause : causes_) {
@@ -440,8 +436,7 @@ class Translator {
       }
       return;
     }
-    causes_.push_back(
-        Cause{std::move(at.order), priority, FieldError{type, at.path.str(), std::move(message)}});
+    causes_.push_back(Cause{std::move(at.order), priority, FieldError{type, at.path.str(), std::move(message)}});
   }
 
   // Follows valijson's context (["<root>", "[spec]", "[template]", ..., "[3]"]) through the
@@ -458,10 +453,8 @@ class Translator {
       }
       if (at.value != nullptr && at.value->IsArray()) {
         std::size_t index = 0;
-        const auto [end, ec] =
-            std::from_chars(segment.data(), segment.data() + segment.size(), index);
-        if (ec == std::errc{} && end == segment.data() + segment.size() &&
-            index < at.value->Size()) {
+        const auto [end, ec] = std::from_chars(segment.data(), segment.data() + segment.size(), index);
+        if (ec == std::errc{} && end == segment.data() + segment.size() && index < at.value->Size()) {
           at.path = at.path.index(index);
           at.order.push_back(index);
           at.value = &(*at.value)[static_cast<rapidjson::SizeType>(index)];
@@ -477,8 +470,7 @@ class Translator {
         }
         map_values = json::find_object(*at.schema, "additionalProperties");
       }
-      at.path = declared == nullptr && map_values != nullptr ? at.path.key(segment)
-                                                             : at.path.child(segment);
+      at.path = declared == nullptr && map_values != nullptr ? at.path.key(segment) : at.path.child(segment);
       at.schema = declared != nullptr ? declared : map_values;
       if (at.value != nullptr && at.value->IsObject()) {
         const std::size_t position = member_position(*at.value, segment);
@@ -523,8 +515,7 @@ class Translator {
   const json::Value& root_schema_;
   std::vector<Cause> causes_;
   std::unordered_map<std::string, std::size_t> by_path_;
-  std::unordered_map<const json::Value*, std::unordered_map<std::string_view, std::size_t>>
-      member_index_;
+  std::unordered_map<const json::Value*, std::unordered_map<std::string_view, std::size_t>> member_index_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -547,9 +538,12 @@ FastVerdict accept_iteratively(const json::Value& root, Handler& handler, std::s
   // Emits a scalar, or opens a container (pushed for its members / items).
   auto visit = [&](const json::Value& value) -> bool {
     switch (value.GetType()) {
-      case rapidjson::kNullType: return handler.Null();
-      case rapidjson::kFalseType: return handler.Bool(false);
-      case rapidjson::kTrueType: return handler.Bool(true);
+      case rapidjson::kNullType:
+        return handler.Null();
+      case rapidjson::kFalseType:
+        return handler.Bool(false);
+      case rapidjson::kTrueType:
+        return handler.Bool(true);
       case rapidjson::kStringType:
         return handler.String(value.GetString(), value.GetStringLength(), false);
       case rapidjson::kNumberType:
@@ -566,8 +560,12 @@ FastVerdict accept_iteratively(const json::Value& root, Handler& handler, std::s
           return handler.Int64(value.GetInt64());
         }
         return handler.Uint64(value.GetUint64());
-      case rapidjson::kObjectType: stack.push_back(Frame{&value, 0}); return handler.StartObject();
-      case rapidjson::kArrayType: stack.push_back(Frame{&value, 0}); return handler.StartArray();
+      case rapidjson::kObjectType:
+        stack.push_back(Frame{&value, 0});
+        return handler.StartObject();
+      case rapidjson::kArrayType:
+        stack.push_back(Frame{&value, 0});
+        return handler.StartArray();
     }
     return false;
   };
@@ -589,8 +587,7 @@ FastVerdict accept_iteratively(const json::Value& root, Handler& handler, std::s
         continue;
       }
       const auto member = container.MemberBegin() + static_cast<std::ptrdiff_t>(next);
-      if (!handler.Key(member->name.GetString(), member->name.GetStringLength(), false) ||
-          !visit(member->value)) {
+      if (!handler.Key(member->name.GetString(), member->name.GetStringLength(), false) || !visit(member->value)) {
         return FastVerdict::invalid;
       }
     } else {
@@ -643,8 +640,7 @@ StructureValidator::StructureValidator() {
         schema_bug("definition " + json::to_string(it->name) + " is defined twice");
       }
       definitions.AddMember(json::Value(it->name, definitions.GetAllocator()),
-                            json::Value(it->value, definitions.GetAllocator()),
-                            definitions.GetAllocator());
+                            json::Value(it->value, definitions.GetAllocator()), definitions.GetAllocator());
     }
   }
 
@@ -655,8 +651,7 @@ StructureValidator::StructureValidator() {
     if (root == nullptr) {
       schema_bug("no definition " + std::string(root_definitions[i]));
     }
-    static_cast<json::Value&>(compiled->expanded) =
-        expander.expand(*root, false, 0, compiled->expanded.GetAllocator());
+    static_cast<json::Value&>(compiled->expanded) = expander.expand(*root, false, 0, compiled->expanded.GetAllocator());
     try {
       compiled->fast = std::make_unique<rapidjson::SchemaDocument>(compiled->expanded);
       valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
@@ -706,8 +701,7 @@ ErrorList StructureValidator::validate(StructureKind kind, const json::Value& ob
     return {FieldError{CauseType::field_value_invalid, "",
                        std::string("the object's structure could not be validated: ") + e.what()}};
   } catch (...) {
-    return {FieldError{CauseType::field_value_invalid, "",
-                       "the object's structure could not be validated"}};
+    return {FieldError{CauseType::field_value_invalid, "", "the object's structure could not be validated"}};
   }
 }
 

@@ -130,7 +130,8 @@ std::string live_update_memory_problem(const json::Value& template_spec, const j
     if (json::has(*cpu, "realtime")) {
       return "Memory hotplug is not compatible with realtime VMs";
     }
-    if (const json::Value* numa = json::find_object(*cpu, "numa"); numa != nullptr && json::has(*numa, "guestMappingPassthrough")) {
+    if (const json::Value* numa = json::find_object(*cpu, "numa");
+        numa != nullptr && json::has(*numa, "guestMappingPassthrough")) {
       return "Memory hotplug is not compatible with guest mapping passthrough";
     }
   }
@@ -188,8 +189,8 @@ ErrorList validate_live_update(const json::Value& template_spec, const ClusterCo
   const json::Value* memory = json::find_object(*domain, "memory");
   if (const std::optional<Quantity> max_guest = memory != nullptr ? quantity_at(*memory, "maxGuest") : std::nullopt) {
     if (std::string problem = live_update_memory_problem(template_spec, *domain, *max_guest); !problem.empty()) {
-      causes.push_back({CauseType::field_value_invalid, domain_path.child("memory").child("guest").str(),
-                        std::move(problem)});
+      causes.push_back(
+          {CauseType::field_value_invalid, domain_path.child("memory").child("guest").str(), std::move(problem)});
     }
   }
   return causes;

@@ -46,7 +46,8 @@ ErrorList volumes_need_disks(const json::Value& spec, const FieldPath& path) {
 ErrorList memory_is_mandatory(const json::Value& spec, const FieldPath& path) {
   const json::Value* domain = json::find_object(spec, "domain");
   if (domain != nullptr) {
-    if (std::optional<Quantity> requests = resource_quantity(*domain, "requests", "memory"); requests && !requests->is_zero()) {
+    if (std::optional<Quantity> requests = resource_quantity(*domain, "requests", "memory");
+        requests && !requests->is_zero()) {
       return {};
     }
     const json::Value* memory = json::find_object(*domain, "memory");
@@ -71,9 +72,9 @@ ErrorList reserved_labels(const json::Value& vmi, bool from_kubevirt_service_acc
     return {};
   }
   // vmi-create-admitter.go restrictedVmiLabels.
-  constexpr std::array<std::string_view, 6> reserved{"kubevirt.io/created-by",          "kubevirt.io/migrationJobUID",
-                                                     "kubevirt.io/nodeName",            "kubevirt.io/migrationTargetNodeName",
-                                                     "kubevirt.io/schedulable",         "kubevirt.io/install-strategy"};
+  constexpr std::array<std::string_view, 6> reserved{"kubevirt.io/created-by",  "kubevirt.io/migrationJobUID",
+                                                     "kubevirt.io/nodeName",    "kubevirt.io/migrationTargetNodeName",
+                                                     "kubevirt.io/schedulable", "kubevirt.io/install-strategy"};
   for (std::string_view label : reserved) {
     if (json::find(*labels, label) != nullptr) {
       return {{CauseType::field_value_not_supported, "metadata.labels",
@@ -93,20 +94,19 @@ void check_video(const json::Value* devices, const FieldPath& path, std::string_
   }
   const std::string_view type = json::find_string(*video, "type");
   if (std::find(models.begin(), models.end(), type) == models.end()) {
-    causes.push_back({CauseType::field_value_not_supported,
-                      path.child("domain").child("devices").child("video").child("type").str(),
-                      "video model '" + std::string(type) + "' is not supported on " + std::string(arch) +
-                          " architecture"});
+    causes.push_back(
+        {CauseType::field_value_not_supported, path.child("domain").child("devices").child("video").child("type").str(),
+         "video model '" + std::string(type) + "' is not supported on " + std::string(arch) + " architecture"});
   }
 }
 
 // isOnlyI6300ESBWatchdog / isOnlyDiag288Watchdog.
-void check_watchdog(const json::Value* devices, const FieldPath& path, std::string_view wanted,
-                    std::string_view other, std::string message, ErrorList& causes) {
+void check_watchdog(const json::Value* devices, const FieldPath& path, std::string_view wanted, std::string_view other,
+                    std::string message, ErrorList& causes) {
   const json::Value* watchdog = devices != nullptr ? json::find_object(*devices, "watchdog") : nullptr;
   if (watchdog != nullptr && !(json::has(*watchdog, wanted) && !json::has(*watchdog, other))) {
-    causes.push_back({CauseType::field_value_not_supported, path.child("domain").child("devices").child("watchdog").str(),
-                      std::move(message)});
+    causes.push_back({CauseType::field_value_not_supported,
+                      path.child("domain").child("devices").child("watchdog").str(), std::move(message)});
   }
 }
 
@@ -139,8 +139,8 @@ ErrorList arm64_rules(const json::Value& spec, const json::Value* devices, const
                       "Arm64 not support Watchdog device"});
   }
   if (devices != nullptr && json::has(*devices, "sound")) {
-    causes.push_back({CauseType::field_value_not_supported, devices_path.child("sound").str(),
-                      "Arm64 not support sound device"});
+    causes.push_back(
+        {CauseType::field_value_not_supported, devices_path.child("sound").str(), "Arm64 not support sound device"});
   }
   check_video(devices, path, "arm64", {"virtio", "ramfb"}, causes);
   return causes;

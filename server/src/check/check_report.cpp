@@ -11,7 +11,9 @@ namespace vmgate::cli {
 
 namespace {
 
-json::Value string_value(std::string_view text, json::Allocator& allocator) { return json::make_string(text, allocator); }
+json::Value string_value(std::string_view text, json::Allocator& allocator) {
+  return json::make_string(text, allocator);
+}
 
 json::Value copy_or_null(const json::Value& value, json::Allocator& allocator) {
   return value.IsNull() ? json::Value() : json::copy(value, allocator);
@@ -105,7 +107,9 @@ std::string render_json(const json::Value& report) {
   return text;
 }
 
-Result<std::string> render_yaml(const json::Value& report) { return json_to_yaml(report); }
+Result<std::string> render_yaml(const json::Value& report) {
+  return json_to_yaml(report);
+}
 
 std::string render_text(const std::vector<CheckResult>& results, bool color) {
   const Painter paint(color);
@@ -118,7 +122,8 @@ std::string render_text(const std::vector<CheckResult>& results, bool color) {
       const json::Value& patch = result.outcome.patch;
       const std::size_t changes = patch.IsArray() ? patch.Size() : 0;
       out += paint.green("admitted");
-      out += changes == 0 ? " (no changes)" : " (" + std::to_string(changes) + (changes == 1 ? " change)" : " changes)");
+      out +=
+          changes == 0 ? " (no changes)" : " (" + std::to_string(changes) + (changes == 1 ? " change)" : " changes)");
     } else if (verdict.causes.empty()) {
       out += paint.red("denied") + ": " + verdict.message;
     } else {

@@ -49,8 +49,7 @@ std::string located(std::string_view path, std::size_t line, std::size_t column,
 
 // parse_json ends positional messages with " (line L, column C)"; the prefix says it already.
 std::string without_position_suffix(const json::DecodeError& error) {
-  const std::string suffix =
-      " (line " + std::to_string(error.line) + ", column " + std::to_string(error.column) + ")";
+  const std::string suffix = " (line " + std::to_string(error.line) + ", column " + std::to_string(error.column) + ")";
   if (error.line > 0 && error.message.ends_with(suffix)) {
     return error.message.substr(0, error.message.size() - suffix.size());
   }
@@ -134,7 +133,9 @@ class Collector {
   std::vector<ManifestObject> objects_;
 };
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 Result<std::string> read_stream(std::istream& in, std::string_view label, std::size_t limit) {
   std::string text;
@@ -236,8 +237,8 @@ Result<std::vector<fs::path>> manifest_files(const fs::path& directory) {
   return files;
 }
 
-Result<std::vector<ManifestObject>> load_manifests(const std::vector<std::string>& inputs,
-                                                   std::istream& standard_input, const LoadLimits& limits) {
+Result<std::vector<ManifestObject>> load_manifests(const std::vector<std::string>& inputs, std::istream& standard_input,
+                                                   const LoadLimits& limits) {
   std::vector<ManifestObject> all;
   auto append = [&all](Result<std::vector<ManifestObject>>&& loaded) -> Result<bool> {
     if (!loaded) {

@@ -48,7 +48,9 @@ struct ConversionError {
 
 constexpr std::size_t value_bytes = 16;  // sizeof(json::Value) on 64-bit
 
-std::size_t one_based(int zero_based) { return zero_based < 0 ? 0 : static_cast<std::size_t>(zero_based) + 1; }
+std::size_t one_based(int zero_based) {
+  return zero_based < 0 ? 0 : static_cast<std::size_t>(zero_based) + 1;
+}
 
 std::string quoted(std::string_view text) {
   return json::to_string(json::Value(rapidjson::StringRef(text.data(), static_cast<rapidjson::SizeType>(text.size()))));
@@ -248,8 +250,8 @@ class Converter final : public YAML::EventHandler {
         break;
       case Scalar::Kind::float64:
         if (!std::isfinite(scalar.float64)) {
-          throw ConversionError{mark, std::string(std::isnan(scalar.float64) ? "NaN" : "infinity") +
-                                          " cannot be represented in JSON"};
+          throw ConversionError{
+              mark, std::string(std::isnan(scalar.float64) ? "NaN" : "infinity") + " cannot be represented in JSON"};
         }
         value = json_number(scalar.float64);
         break;
@@ -299,8 +301,8 @@ class Converter final : public YAML::EventHandler {
     if (value.IsNull()) {
       throw ConversionError{mark, "a map key is null; keys must be strings, numbers or booleans"};
     }
-    throw ConversionError{mark, std::string("a map key is a ") + (value.IsObject() ? "mapping" : "sequence") +
-                                    "; keys must be scalars"};
+    throw ConversionError{
+        mark, std::string("a map key is a ") + (value.IsObject() ? "mapping" : "sequence") + "; keys must be scalars"};
   }
 
   void set_key(std::string key, const YAML::Mark& mark) {
@@ -317,8 +319,8 @@ class Converter final : public YAML::EventHandler {
   void open(bool mapping, const YAML::Mark& mark, YAML::anchor_t anchor) {
     note_root(mark);
     if (in_key_position()) {
-      throw ConversionError{mark, std::string("a map key is a ") + (mapping ? "mapping" : "sequence") +
-                                      "; keys must be scalars"};
+      throw ConversionError{
+          mark, std::string("a map key is a ") + (mapping ? "mapping" : "sequence") + "; keys must be scalars"};
     }
     if (frames_.size() + 1 > limits_.max_depth) {
       throw ConversionError{mark, depth_message()};

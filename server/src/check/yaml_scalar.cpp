@@ -96,8 +96,9 @@ Scalar make_float(double value) {
 
 // resolve.go's resolve_map.
 std::optional<Scalar> lookup_word(std::string_view text) {
-  constexpr std::array<std::string_view, 11> trues{"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"};
-  constexpr std::array<std::string_view, 11> falses{"n",     "N",     "no",  "No", "NO", "false",
+  constexpr std::array<std::string_view, 11> trues{"y",    "Y",    "yes", "Yes", "YES", "true",
+                                                   "True", "TRUE", "on",  "On",  "ON"};
+  constexpr std::array<std::string_view, 11> falses{"n",     "N",     "no",  "No",  "NO", "false",
                                                     "False", "FALSE", "off", "Off", "OFF"};
   constexpr std::array<std::string_view, 5> nulls{"", "~", "null", "Null", "NULL"};
   constexpr std::array<std::string_view, 3> nans{".nan", ".NaN", ".NAN"};
@@ -209,8 +210,8 @@ std::optional<Scalar> parse_integer(std::string_view text) {
       return std::nullopt;
     }
     s.kind = Scalar::Kind::int64;
-    s.int64 = *magnitude == int64_max + 1 ? std::numeric_limits<std::int64_t>::min()
-                                         : -static_cast<std::int64_t>(*magnitude);
+    s.int64 =
+        *magnitude == int64_max + 1 ? std::numeric_limits<std::int64_t>::min() : -static_cast<std::int64_t>(*magnitude);
     return s;
   }
   if (*magnitude <= int64_max) {
@@ -226,7 +227,9 @@ std::optional<Scalar> parse_integer(std::string_view text) {
   return s;
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // yamlStyleFloat: ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$
 bool looks_like_float(std::string_view text) {
@@ -481,8 +484,8 @@ std::string float_key(double value) {
   }
   int exponent = 0;
   const std::string_view exponent_text = text.substr(e + 1);
-  std::from_chars(exponent_text.data() + (exponent_text[0] == '+' ? 1 : 0),
-                  exponent_text.data() + exponent_text.size(), exponent);
+  std::from_chars(exponent_text.data() + (exponent_text[0] == '+' ? 1 : 0), exponent_text.data() + exponent_text.size(),
+                  exponent);
   std::string out = negative ? "-" : "";
   const auto digit_count = static_cast<int>(digits.size());
   if (exponent < -4 || exponent >= 6) {

@@ -76,20 +76,24 @@ TEST(CpuDefaultModel, Arm64AlwaysGetsHostPassthrough) {
 }
 
 TEST(CpuDefaultModel, Arm64RejectsAnyOtherModel) {
-  EXPECT_EQ(describe(validate_arm64_model(parse(R"({"architecture": "arm64", "domain": {"cpu": {"model": "host-model"}}})"),
-                                          FieldPath("spec"))),
-            "FieldValueNotSupported spec.domain.cpu.model: currently, host-passthrough is the only model supported on Arm64\n");
-  EXPECT_EQ(describe(validate_arm64_model(parse(R"({"architecture": "arm64", "domain": {"cpu": {"model": "cortex-a72"}}})"),
-                                          FieldPath("spec.template.spec"))),
-            "FieldValueNotSupported spec.template.spec.domain.cpu.model: currently, host-passthrough is the only model "
-            "supported on Arm64\n");
+  EXPECT_EQ(describe(validate_arm64_model(
+                parse(R"({"architecture": "arm64", "domain": {"cpu": {"model": "host-model"}}})"), FieldPath("spec"))),
+            "FieldValueNotSupported spec.domain.cpu.model: currently, host-passthrough is the only model supported on "
+            "Arm64\n");
+  EXPECT_EQ(
+      describe(validate_arm64_model(parse(R"({"architecture": "arm64", "domain": {"cpu": {"model": "cortex-a72"}}})"),
+                                    FieldPath("spec.template.spec"))),
+      "FieldValueNotSupported spec.template.spec.domain.cpu.model: currently, host-passthrough is the only model "
+      "supported on Arm64\n");
 }
 
 TEST(CpuDefaultModel, Arm64AcceptsHostPassthroughOrNoModel) {
-  EXPECT_TRUE(validate_arm64_model(parse(R"({"architecture": "arm64", "domain": {"cpu": {"model": "host-passthrough"}}})"),
-                                   FieldPath("spec"))
-                  .empty());
-  EXPECT_TRUE(validate_arm64_model(parse(R"({"architecture": "arm64", "domain": {"cpu": {}}})"), FieldPath("spec")).empty());
+  EXPECT_TRUE(
+      validate_arm64_model(parse(R"({"architecture": "arm64", "domain": {"cpu": {"model": "host-passthrough"}}})"),
+                           FieldPath("spec"))
+          .empty());
+  EXPECT_TRUE(
+      validate_arm64_model(parse(R"({"architecture": "arm64", "domain": {"cpu": {}}})"), FieldPath("spec")).empty());
   EXPECT_TRUE(validate_arm64_model(parse(R"({"architecture": "arm64"})"), FieldPath("spec")).empty());
 }
 

@@ -34,24 +34,28 @@ TEST(CpuFeaturePolicy, MissingPolicyIsAccepted) {
 }
 
 TEST(CpuFeaturePolicy, UnknownPolicyIsNotSupported) {
-  EXPECT_EQ(describe(validate_features(R"([{"name": "vmx", "policy": "require"}, {"name": "pcid", "policy": "invalid"}])")),
-            "FieldValueNotSupported spec.domain.cpu.features[1].policy: CPU feature pcid uses policy invalid that is not "
-            "supported.\n");
+  EXPECT_EQ(
+      describe(validate_features(R"([{"name": "vmx", "policy": "require"}, {"name": "pcid", "policy": "invalid"}])")),
+      "FieldValueNotSupported spec.domain.cpu.features[1].policy: CPU feature pcid uses policy invalid that is not "
+      "supported.\n");
 }
 
 TEST(CpuFeaturePolicy, PoliciesAreCaseSensitive) {
-  EXPECT_EQ(describe(validate_features(R"([{"name": "vmx", "policy": "Require"}])")),
-            "FieldValueNotSupported spec.domain.cpu.features[0].policy: CPU feature vmx uses policy Require that is not "
-            "supported.\n");
+  EXPECT_EQ(
+      describe(validate_features(R"([{"name": "vmx", "policy": "Require"}])")),
+      "FieldValueNotSupported spec.domain.cpu.features[0].policy: CPU feature vmx uses policy Require that is not "
+      "supported.\n");
 }
 
 TEST(CpuFeaturePolicy, EveryBadFeatureIsReportedWithTheVmPath) {
-  EXPECT_EQ(describe(validate_features(R"([{"name": "a", "policy": "x"}, {"name": "b", "policy": "forbid"}, {"name": "c", "policy": "y"}])",
-                                       "spec.template.spec")),
-            "FieldValueNotSupported spec.template.spec.domain.cpu.features[0].policy: CPU feature a uses policy x that is "
-            "not supported.\n"
-            "FieldValueNotSupported spec.template.spec.domain.cpu.features[2].policy: CPU feature c uses policy y that is "
-            "not supported.\n");
+  EXPECT_EQ(
+      describe(validate_features(
+          R"([{"name": "a", "policy": "x"}, {"name": "b", "policy": "forbid"}, {"name": "c", "policy": "y"}])",
+          "spec.template.spec")),
+      "FieldValueNotSupported spec.template.spec.domain.cpu.features[0].policy: CPU feature a uses policy x that is "
+      "not supported.\n"
+      "FieldValueNotSupported spec.template.spec.domain.cpu.features[2].policy: CPU feature c uses policy y that is "
+      "not supported.\n");
 }
 
 TEST(CpuFeaturePolicy, NoFeaturesNoCauses) {

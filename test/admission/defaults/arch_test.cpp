@@ -76,8 +76,9 @@ TEST(DefaultsArch, S390xWatchdog) {
 
 TEST(DefaultsArch, Arm64GetsHostPassthroughUnlessAModelIsSet) {
   EXPECT_EQ(text(defaulted(R"({"architecture": "arm64"})"), "/domain/cpu/model"), "host-passthrough");
-  EXPECT_EQ(text(defaulted(R"({"architecture": "arm64", "domain": {"cpu": {"model": "cortex-a57"}}})"), "/domain/cpu/model"),
-            "cortex-a57");
+  EXPECT_EQ(
+      text(defaulted(R"({"architecture": "arm64", "domain": {"cpu": {"model": "cortex-a57"}}})"), "/domain/cpu/model"),
+      "cortex-a57");
   EXPECT_EQ(text(defaulted(R"({"architecture": "amd64"})"), "/domain/cpu"), "<absent>");
 }
 
@@ -85,12 +86,16 @@ TEST(DefaultsArch, Arm64Bootloader) {
   // defaults_test.go "should correctly default SecureBoot"
   EXPECT_EQ(text(defaulted(R"({"architecture": "arm64"})"), "/domain/firmware"),
             R"({"bootloader":{"efi":{"secureBoot":false}}})");
-  EXPECT_EQ(text(defaulted(R"({"architecture": "arm64", "domain": {"firmware": {"bootloader": {"efi": {"secureBoot": true}}}}})"),
-                 "/domain/firmware/bootloader"),
-            R"({"efi":{"secureBoot":true}})");
-  EXPECT_EQ(text(defaulted(R"({"architecture": "arm64", "domain": {"firmware": {"bootloader": {"efi": {"secureBoot": false}}}}})"),
-                 "/domain/firmware/bootloader"),
-            R"({"efi":{"secureBoot":false}})");
+  EXPECT_EQ(
+      text(defaulted(
+               R"({"architecture": "arm64", "domain": {"firmware": {"bootloader": {"efi": {"secureBoot": true}}}}})"),
+           "/domain/firmware/bootloader"),
+      R"({"efi":{"secureBoot":true}})");
+  EXPECT_EQ(
+      text(defaulted(
+               R"({"architecture": "arm64", "domain": {"firmware": {"bootloader": {"efi": {"secureBoot": false}}}}})"),
+           "/domain/firmware/bootloader"),
+      R"({"efi":{"secureBoot":false}})");
   // A bootloader without EFI (here empty) is left alone: no EFI, no secureBoot.
   EXPECT_EQ(text(defaulted(R"({"architecture": "arm64", "domain": {"firmware": {"bootloader": {}}}})"),
                  "/domain/firmware/bootloader"),

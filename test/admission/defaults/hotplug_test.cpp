@@ -63,16 +63,19 @@ TEST_P(DefaultsHotplugCpu, ClusterHotplugRatio) {
 
 TEST_P(DefaultsHotplugCpu, FourTimesTheSockets) {
   EXPECT_EQ(text(hotplugged(spec_with(GetParam(), one_socket)), "/domain/cpu/maxSockets"), "4");
-  EXPECT_EQ(text(hotplugged(spec_with(GetParam(), R"({"sockets": 2, "cores": 1, "threads": 1})")), "/domain/cpu/maxSockets"),
-            "8");
+  EXPECT_EQ(
+      text(hotplugged(spec_with(GetParam(), R"({"sockets": 2, "cores": 1, "threads": 1})")), "/domain/cpu/maxSockets"),
+      "8");
 }
 
 TEST_P(DefaultsHotplugCpu, CappedAt512VCpus) {
   // 32 sockets × 2 cores × 3 threads: 4 × 32 = 128 sockets would be 768 vCPUs; 512 / 6 = 85.
-  EXPECT_EQ(text(hotplugged(spec_with(GetParam(), R"({"sockets": 32, "cores": 2, "threads": 3})")), "/domain/cpu/maxSockets"),
-            "85");
+  EXPECT_EQ(
+      text(hotplugged(spec_with(GetParam(), R"({"sockets": 32, "cores": 2, "threads": 3})")), "/domain/cpu/maxSockets"),
+      "85");
   // The cap never goes below the current sockets.
-  EXPECT_EQ(text(hotplugged(spec_with(GetParam(), R"({"sockets": 200, "cores": 2, "threads": 2})")), "/domain/cpu/maxSockets"),
+  EXPECT_EQ(text(hotplugged(spec_with(GetParam(), R"({"sockets": 200, "cores": 2, "threads": 2})")),
+                 "/domain/cpu/maxSockets"),
             "200");
 }
 
@@ -125,7 +128,8 @@ TEST(DefaultsHotplug, MaxGuestIsTheRatioTimesTheGuest) {
   config.max_hotplug_ratio = 2;
   EXPECT_EQ(text(hotplugged(spec_with("amd64", one_socket, R"({"guest": "1Gi"})"), config), "/domain/memory/maxGuest"),
             "2Gi");
-  EXPECT_EQ(text(hotplugged(spec_with("amd64", one_socket, R"({"guest": "1536Mi"})")), "/domain/memory/maxGuest"), "6Gi");
+  EXPECT_EQ(text(hotplugged(spec_with("amd64", one_socket, R"({"guest": "1536Mi"})")), "/domain/memory/maxGuest"),
+            "6Gi");
 }
 
 TEST(DefaultsHotplug, NoMaxGuestWhenMemoryHotplugCannotWork) {

@@ -23,25 +23,32 @@ using vmgate::testing::text;
 // A cluster whose KubeVirt CR reports "configArch" as default architecture, as in defaults_test.go.
 ObjectStore cluster_with_datasources() {
   ObjectStore store;
-  EXPECT_TRUE(store.add(parse(R"({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+  EXPECT_TRUE(store
+                  .add(parse(R"({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
       "metadata": {"name": "kubevirt", "namespace": "kubevirt"}, "status": {"defaultArchitecture": "configArch"}})"))
                   .ok());
-  EXPECT_TRUE(store.add(parse(R"({"kind": "DataSource", "metadata": {"name": "ds", "namespace": "ds-namespace",
+  EXPECT_TRUE(store
+                  .add(parse(R"({"kind": "DataSource", "metadata": {"name": "ds", "namespace": "ds-namespace",
       "labels": {"template.kubevirt.io/architecture": "arm64"}}, "spec": {"source": {}}})"))
                   .ok());
-  EXPECT_TRUE(store.add(parse(R"({"kind": "DataSource", "metadata": {"name": "ds", "namespace": "vm-namespace",
+  EXPECT_TRUE(store
+                  .add(parse(R"({"kind": "DataSource", "metadata": {"name": "ds", "namespace": "vm-namespace",
       "labels": {"template.kubevirt.io/architecture": "s390x"}}, "spec": {"source": {}}})"))
                   .ok());
-  EXPECT_TRUE(store.add(parse(R"({"kind": "DataSource", "metadata": {"name": "unknown", "namespace": "ds-namespace",
+  EXPECT_TRUE(store
+                  .add(parse(R"({"kind": "DataSource", "metadata": {"name": "unknown", "namespace": "ds-namespace",
       "labels": {"template.kubevirt.io/architecture": "foobar"}}, "spec": {"source": {}}})"))
                   .ok());
-  EXPECT_TRUE(store.add(parse(R"({"kind": "DataSource", "metadata": {"name": "unlabelled", "namespace": "ds-namespace"},
+  EXPECT_TRUE(store
+                  .add(parse(R"({"kind": "DataSource", "metadata": {"name": "unlabelled", "namespace": "ds-namespace"},
       "spec": {"source": {}}})"))
                   .ok());
-  EXPECT_TRUE(store.add(parse(R"({"kind": "DataSource", "metadata": {"name": "nested-ds", "namespace": "ds-namespace",
+  EXPECT_TRUE(store
+                  .add(parse(R"({"kind": "DataSource", "metadata": {"name": "nested-ds", "namespace": "ds-namespace",
       "labels": {"template.kubevirt.io/architecture": "arm64"}}, "spec": {"source": {}}})"))
                   .ok());
-  EXPECT_TRUE(store.add(parse(R"({"kind": "DataSource", "metadata": {"name": "outer", "namespace": "ds-namespace",
+  EXPECT_TRUE(store
+                  .add(parse(R"({"kind": "DataSource", "metadata": {"name": "outer", "namespace": "ds-namespace",
       "labels": {"template.kubevirt.io/architecture": "s390x"}},
       "spec": {"source": {"dataSource": {"name": "nested-ds", "namespace": "ds-namespace"}}}})"))
                   .ok());
@@ -180,9 +187,9 @@ TEST(DefaultsVmArchitecture, SupportsPcieHotplug) {
     bool expected;
   };
   const Case cases[] = {
-      {"amd64", "pc-q35-3.0", true}, {"amd64", std::nullopt, true}, {"amd64", "pc-i440fx-2.12", false},
-      {"arm64", "virt", true},       {"arm64", "virt-6.2", true},   {"arm64", std::nullopt, true},
-      {"", "pc-q35-3.0", true},      {"", std::nullopt, true},      {"s390x", std::nullopt, false},
+      {"amd64", "pc-q35-3.0", true},    {"amd64", std::nullopt, true}, {"amd64", "pc-i440fx-2.12", false},
+      {"arm64", "virt", true},          {"arm64", "virt-6.2", true},   {"arm64", std::nullopt, true},
+      {"", "pc-q35-3.0", true},         {"", std::nullopt, true},      {"s390x", std::nullopt, false},
       {"ppc64le", std::nullopt, false},
   };
   for (const Case& c : cases) {

@@ -52,7 +52,8 @@ TEST(DefaultsVmFirmware, FillsUuidAndSerialFromMetadataUid) {
 
 TEST(DefaultsVmFirmware, SameVmSameIdsDifferentUidDifferentIds) {
   constexpr std::string_view first = R"({"metadata": {"name": "vm1", "uid": "a"}, "spec": {"template": {"spec": {}}}})";
-  constexpr std::string_view second = R"({"metadata": {"name": "vm1", "uid": "b"}, "spec": {"template": {"spec": {}}}})";
+  constexpr std::string_view second =
+      R"({"metadata": {"name": "vm1", "uid": "b"}, "spec": {"template": {"spec": {}}}})";
   EXPECT_EQ(dump(mutated(first)), dump(mutated(first)));
   EXPECT_NE(text(mutated(first), "/spec/template/spec/domain/firmware/uuid"),
             text(mutated(second), "/spec/template/spec/domain/firmware/uuid"));

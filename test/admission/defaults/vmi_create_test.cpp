@@ -142,7 +142,8 @@ TEST(DefaultsVmiCreate, CurrentCpuTopologyStatus) {
                  "/status/currentCPUTopology"),
             R"({"cores":1,"sockets":1,"threads":0})");
   // "should not overwrite existing CurrentCPUTopology within status"
-  const json::Document kept = created(R"({"metadata": {"name": "v"}, "spec": {"domain": {"cpu": {"sockets": 2, "cores": 1, "threads": 1}}},
+  const json::Document kept =
+      created(R"({"metadata": {"name": "v"}, "spec": {"domain": {"cpu": {"sockets": 2, "cores": 1, "threads": 1}}},
       "status": {"currentCPUTopology": {"sockets": 1, "cores": 1, "threads": 1}}})");
   EXPECT_EQ(text(kept, "/status/currentCPUTopology"), R"({"sockets":1,"cores":1,"threads":1})");
 }
@@ -150,7 +151,8 @@ TEST(DefaultsVmiCreate, CurrentCpuTopologyStatus) {
 TEST(DefaultsVmiCreate, PciTopologyVersionByArchitecture) {
   // "should set PCI topology version based on architecture"
   for (std::string_view arch : {"amd64", "arm64"}) {
-    EXPECT_EQ(text(created(minimal_vmi(arch)), "/metadata/annotations/kubevirt.io~1pci-topology-version"), "v3") << arch;
+    EXPECT_EQ(text(created(minimal_vmi(arch)), "/metadata/annotations/kubevirt.io~1pci-topology-version"), "v3")
+        << arch;
   }
   for (std::string_view arch : {"s390x", "ppc64le"}) {
     EXPECT_EQ(text(created(minimal_vmi(arch)), "/metadata/annotations/kubevirt.io~1pci-topology-version"), "<absent>")
@@ -161,9 +163,11 @@ TEST(DefaultsVmiCreate, PciTopologyVersionByArchitecture) {
                  "/metadata/annotations/kubevirt.io~1pci-topology-version"),
             "<absent>");
   // "should not override existing PCI topology version annotation"
-  EXPECT_EQ(text(created(R"({"metadata": {"name": "v", "annotations": {"kubevirt.io/pci-topology-version": "v2"}}, "spec": {}})"),
-                 "/metadata/annotations/kubevirt.io~1pci-topology-version"),
-            "v2");
+  EXPECT_EQ(
+      text(created(
+               R"({"metadata": {"name": "v", "annotations": {"kubevirt.io/pci-topology-version": "v2"}}, "spec": {}})"),
+           "/metadata/annotations/kubevirt.io~1pci-topology-version"),
+      "v2");
 }
 
 TEST(DefaultsVmiCreate, SlirpIsReportedAndNothingElseHappens) {
@@ -171,7 +175,8 @@ TEST(DefaultsVmiCreate, SlirpIsReportedAndNothingElseHappens) {
   ClusterConfig config;
   config.default_network_interface = "slirp";
   json::Document vmi = parse(minimal_vmi());
-  EXPECT_EQ(apply_vmi_create_defaults(vmi, "default", config, vmi.GetAllocator()), "slirp interface is deprecated as of v1.3");
+  EXPECT_EQ(apply_vmi_create_defaults(vmi, "default", config, vmi.GetAllocator()),
+            "slirp interface is deprecated as of v1.3");
 }
 
 TEST(DefaultsVmiCreate, HotplugMaximaAfterStatus) {
@@ -200,7 +205,8 @@ TEST(DefaultsVmiCreate, WholeMutationOfAMinimalVmi) {
   EXPECT_EQ(text(vmi, "/spec/domain/features"), R"({"acpi":{"enabled":true}})");
   EXPECT_EQ(text(vmi, "/spec/evictionStrategy"), "None");
   EXPECT_EQ(text(vmi, "/spec/domain/memory"), R"({"guest":"1Gi","maxGuest":"4Gi"})");
-  EXPECT_EQ(text(vmi, "/spec/domain/cpu"), R"({"sockets":1,"cores":1,"threads":1,"model":"host-model","maxSockets":4})");
+  EXPECT_EQ(text(vmi, "/spec/domain/cpu"),
+            R"({"sockets":1,"cores":1,"threads":1,"model":"host-model","maxSockets":4})");
 }
 
 TEST(DefaultsVmiCreate, FirmwareUuidSeed) {

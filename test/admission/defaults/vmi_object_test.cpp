@@ -28,14 +28,16 @@ json::Document defaulted(std::string_view spec_text, std::string_view seed = "ui
 
 TEST(DefaultsVmiObject, FirmwareUuidIsDerivedFromTheSeed) {
   EXPECT_EQ(text(defaulted("{}"), "/domain/firmware/uuid"), name_based_uuid("uid:1234#firmware-uuid"));
-  EXPECT_NE(text(defaulted("{}", "uid:1"), "/domain/firmware/uuid"), text(defaulted("{}", "uid:2"), "/domain/firmware/uuid"));
+  EXPECT_NE(text(defaulted("{}", "uid:1"), "/domain/firmware/uuid"),
+            text(defaulted("{}", "uid:2"), "/domain/firmware/uuid"));
   EXPECT_EQ(text(defaulted(R"({"domain": {"firmware": {"uuid": "given"}}})"), "/domain/firmware/uuid"), "given");
 }
 
 TEST(DefaultsVmiObject, AcpiIsEnabledByDefault) {
   EXPECT_EQ(text(defaulted("{}"), "/domain/features"), R"({"acpi":{"enabled":true}})");
-  EXPECT_EQ(text(defaulted(R"({"domain": {"features": {"acpi": {"enabled": false}}}})"), "/domain/features/acpi/enabled"),
-            "false");
+  EXPECT_EQ(
+      text(defaulted(R"({"domain": {"features": {"acpi": {"enabled": false}}}})"), "/domain/features/acpi/enabled"),
+      "false");
 }
 
 TEST(DefaultsVmiObject, AcpiIsDisabledByDefaultOnS390x) {
@@ -51,7 +53,8 @@ TEST(DefaultsVmiObject, AcpiIsDisabledByDefaultOnS390x) {
 }
 
 TEST(DefaultsVmiObject, PresentFeatureStatesAreEnabled) {
-  const json::Document spec = defaulted(R"({"domain": {"features": {"smm": {}, "apic": {}, "pvspinlock": {"enabled": false}}}})");
+  const json::Document spec =
+      defaulted(R"({"domain": {"features": {"smm": {}, "apic": {}, "pvspinlock": {"enabled": false}}}})");
   EXPECT_EQ(text(spec, "/domain/features/smm/enabled"), "true");
   EXPECT_EQ(text(spec, "/domain/features/apic/enabled"), "true");
   EXPECT_EQ(text(spec, "/domain/features/pvspinlock/enabled"), "false");
@@ -84,8 +87,8 @@ TEST(DefaultsVmiObject, DisabledSpinlocksGetNoRetries) {
 }
 
 TEST(DefaultsVmiObject, Timers) {
-  const json::Document spec =
-      defaulted(R"({"domain": {"clock": {"utc": {}, "timer": {"hpet": {"present": false}, "rtc": {}, "kvm": {"enabled": false}}}}})");
+  const json::Document spec = defaulted(
+      R"({"domain": {"clock": {"utc": {}, "timer": {"hpet": {"present": false}, "rtc": {}, "kvm": {"enabled": false}}}}})");
   EXPECT_EQ(text(spec, "/domain/clock/timer"),
             R"({"hpet":{"present":false,"enabled":true},"rtc":{"enabled":true},"kvm":{"enabled":false}})");
 }
@@ -114,8 +117,9 @@ TEST(DefaultsVmiObject, InputsDefaultToUsbTablet) {
 TEST(DefaultsVmiObject, Probes) {
   const json::Document spec = defaulted(R"({"readinessProbe": {"httpGet": {"port": 80}, "periodSeconds": 5},
                                             "livenessProbe": {"timeoutSeconds": 0, "failureThreshold": 7}})");
-  EXPECT_EQ(text(spec, "/readinessProbe"),
-            R"({"httpGet":{"port":80},"periodSeconds":5,"timeoutSeconds":1,"successThreshold":1,"failureThreshold":3})");
+  EXPECT_EQ(
+      text(spec, "/readinessProbe"),
+      R"({"httpGet":{"port":80},"periodSeconds":5,"timeoutSeconds":1,"successThreshold":1,"failureThreshold":3})");
   EXPECT_EQ(text(spec, "/livenessProbe"),
             R"({"timeoutSeconds":1,"failureThreshold":7,"periodSeconds":10,"successThreshold":1})");
   EXPECT_EQ(text(defaulted("{}"), "/readinessProbe"), "<absent>");
@@ -130,7 +134,8 @@ TEST(DefaultsVmiObject, GpuRamFbFeatureState) {
 }
 
 TEST(DefaultsVmiObject, DefaultingTwiceChangesNothing) {
-  const json::Document once = defaulted(R"({"architecture": "s390x", "domain": {"devices": {"disks": [{"name": "a"}]}}})");
+  const json::Document once =
+      defaulted(R"({"architecture": "s390x", "domain": {"devices": {"disks": [{"name": "a"}]}}})");
   json::Document twice;
   twice.CopyFrom(once, twice.GetAllocator());
   set_object_defaults(twice, "uid:1234", twice.GetAllocator());

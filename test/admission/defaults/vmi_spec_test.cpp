@@ -70,7 +70,8 @@ TEST(DefaultsVmiSpec, CpuRequestsCopiedFromLimitsWhenOnlyLimitsAreSet) {
   EXPECT_EQ(text(spec, "/domain/resources/requests/cpu"), "1");
   EXPECT_EQ(text(spec, "/domain/resources/limits/cpu"), "1");
 
-  const json::Document both = defaulted(R"({"domain": {"resources": {"requests": {"cpu": "500m"}, "limits": {"cpu": "2"}}}})");
+  const json::Document both =
+      defaulted(R"({"domain": {"resources": {"requests": {"cpu": "500m"}, "limits": {"cpu": "2"}}}})");
   EXPECT_EQ(text(both, "/domain/resources/requests/cpu"), "500m");
 }
 
@@ -105,9 +106,10 @@ TEST(DefaultsVmiSpec, GuestMemoryFromRequestsThenLimitsThenPageSize) {
             "1Gi");
   EXPECT_EQ(text(defaulted(R"({"domain": {"resources": {"limits": {"memory": "1Gi"}}}})"), "/domain/memory/guest"),
             "1Gi");
-  EXPECT_EQ(text(defaulted(R"({"domain": {"resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "2Gi"}}}})"),
-                 "/domain/memory/guest"),
-            "1Gi");
+  EXPECT_EQ(
+      text(defaulted(R"({"domain": {"resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "2Gi"}}}})"),
+           "/domain/memory/guest"),
+      "1Gi");
   EXPECT_EQ(text(defaulted(R"({"domain": {"memory": {"hugepages": {"pageSize": "1Gi"}}}})"), "/domain/memory/guest"),
             "1Gi");
 }
@@ -136,8 +138,8 @@ TEST(DefaultsVmiSpec, DefaultTopologyIsOneSocket) {
 TEST(DefaultsVmiSpec, CpuRequestsAndLimitsBecomeSocketsRoundedUp) {
   // vmi-mutator_test.go "should convert CPU requests to sockets" (2200m and 2.3 give 3)
   for (std::string_view request : {"\"2200m\"", "\"2.3\""}) {
-    const json::Document spec = defaulted(R"({"domain": {"cpu": {"model": "EPYC"}, "resources": {"requests": {"cpu": )" +
-                                          std::string(request) + "}}}}");
+    const json::Document spec = defaulted(
+        R"({"domain": {"cpu": {"model": "EPYC"}, "resources": {"requests": {"cpu": )" + std::string(request) + "}}}}");
     EXPECT_EQ(text(spec, "/domain/cpu/sockets"), "3") << request;
     EXPECT_EQ(text(spec, "/domain/cpu/cores"), "1");
     EXPECT_EQ(text(spec, "/domain/cpu/threads"), "1");
@@ -214,9 +216,10 @@ TEST(DefaultsVmiSpec, SlirpIsRejected) {
 
 TEST(DefaultsVmiSpec, NoDefaultNetworkWhenTheUserChoseOne) {
   // vmi-mutator_test.go "should not add the default interfaces if"
-  EXPECT_EQ(dump(defaulted(R"({"domain": {"devices": {"interfaces": [{"name": "a"}]}}, "networks": [{"name": "b"}]})")
-                     ["networks"]),
-            R"([{"name":"b"}])");
+  EXPECT_EQ(
+      dump(defaulted(
+          R"({"domain": {"devices": {"interfaces": [{"name": "a"}]}}, "networks": [{"name": "b"}]})")["networks"]),
+      R"([{"name":"b"}])");
   const json::Document only_interfaces = defaulted(R"({"domain": {"devices": {"interfaces": [{"name": "a"}]}}})");
   EXPECT_EQ(text(only_interfaces, "/networks"), "<absent>");
   EXPECT_EQ(text(only_interfaces, "/domain/devices/interfaces"), R"([{"name":"a"}])");

@@ -24,24 +24,31 @@ using vmgate::testing::text;
 
 ObjectStore cluster() {
   ObjectStore store;
-  EXPECT_TRUE(store.add(parse(R"({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+  EXPECT_TRUE(
+      store
+          .add(parse(R"({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
       "metadata": {"name": "u1.small"}, "spec": {"cpu": {"guest": 2}, "memory": {"guest": "2Gi"}}})"))
-                  .ok());
-  EXPECT_TRUE(store.add(parse(R"({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+          .ok());
+  EXPECT_TRUE(store
+                  .add(parse(R"({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
       "metadata": {"name": "mine", "namespace": "ns"}, "spec": {"cpu": {"guest": 4}, "memory": {"guest": "4Gi"}}})"))
                   .ok());
-  EXPECT_TRUE(store.add(parse(R"({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterPreference",
+  EXPECT_TRUE(
+      store
+          .add(parse(R"({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterPreference",
       "metadata": {"name": "fedora"}, "spec": {"devices": {"preferredDiskBus": "virtio", "preferredAutoattachInputDevice": true,
       "preferredInputBus": "virtio", "preferredInputType": "tablet", "preferredInterfaceModel": "virtio"}}})"))
-                  .ok());
-  EXPECT_TRUE(store.add(parse(R"({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+          .ok());
+  EXPECT_TRUE(store
+                  .add(parse(R"({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
       "metadata": {"name": "no-pod-net", "namespace": "ns"}, "spec": {"devices": {"preferredAutoattachPodInterface": false,
       "preferredAutoattachInputDevice": true}}})"))
                   .ok());
   return store;
 }
 
-std::string vm_text(std::string_view spec_members, std::string_view template_text = R"({"spec": {"domain": {"devices": {}}}})") {
+std::string vm_text(std::string_view spec_members,
+                    std::string_view template_text = R"({"spec": {"domain": {"devices": {}}}})") {
   std::string spec = R"({"runStrategy": "Always", "template": )" + std::string(template_text);
   if (!spec_members.empty()) {
     spec += ", " + std::string(spec_members);
@@ -107,7 +114,8 @@ TEST(ExpandBuildVmi, MissingTemplate) {
 
 TEST(ExpandBuildVmi, SlirpStopsTheController) {
   ObjectStore store;
-  ASSERT_TRUE(store.add(parse(R"({"kind": "KubeVirt", "metadata": {"name": "kv", "namespace": "kubevirt"},
+  ASSERT_TRUE(store
+                  .add(parse(R"({"kind": "KubeVirt", "metadata": {"name": "kv", "namespace": "kubevirt"},
       "spec": {"configuration": {"network": {"defaultNetworkInterface": "slirp"}}}})"))
                   .ok());
   EXPECT_EQ(build_error(vm_text(""), store), "slirp interface is deprecated as of v1.3");
@@ -137,7 +145,8 @@ TEST(ExpandBuildVmi, AutoattachPreferencesComeBeforeDefaultInputAndNetwork) {
   EXPECT_EQ(text(vmi, "/metadata/annotations"), R"({"kubevirt.io/cluster-preference-name":"fedora"})");
 
   // preferredAutoattachPodInterface: false means no default interface or pod network.
-  const json::Document no_net = built(vm_text(R"("preference": {"name": "no-pod-net", "kind": "VirtualMachinePreference"})"), store);
+  const json::Document no_net =
+      built(vm_text(R"("preference": {"name": "no-pod-net", "kind": "VirtualMachinePreference"})"), store);
   EXPECT_EQ(text(no_net, "/spec/networks"), "<absent>");
   EXPECT_EQ(text(no_net, "/spec/domain/devices/interfaces"), "<absent>");
   EXPECT_EQ(text(no_net, "/spec/domain/devices/inputs"), R"([{"name":"default-0"}])");
@@ -156,7 +165,8 @@ TEST(ExpandBuildVmi, InstancetypeAnnotationsByKind) {
   const ObjectStore store = cluster();
   EXPECT_EQ(text(built(vm_text(R"("instancetype": {"name": "u1.small"})"), store), "/metadata/annotations"),
             R"({"kubevirt.io/cluster-instancetype-name":"u1.small"})");
-  EXPECT_EQ(text(built(vm_text(R"("instancetype": {"name": "u1.small", "kind": "virtualmachineclusterinstancetypes"})"), store),
+  EXPECT_EQ(text(built(vm_text(R"("instancetype": {"name": "u1.small", "kind": "virtualmachineclusterinstancetypes"})"),
+                       store),
                  "/metadata/annotations"),
             R"({"kubevirt.io/cluster-instancetype-name":"u1.small"})");
   EXPECT_EQ(text(built(vm_text(R"("instancetype": {"name": "mine", "kind": "VirtualMachineInstancetype"},
@@ -175,9 +185,10 @@ TEST(ExpandBuildVmi, InstancetypeIsApplied) {
 
 TEST(ExpandBuildVmi, ConflictsInTheControllersWords) {
   const ObjectStore store = cluster();
-  EXPECT_EQ(build_error(vm_text(R"("instancetype": {"name": "u1.small"})",
-                                R"({"spec": {"domain": {"cpu": {"sockets": 2}, "memory": {"guest": "1Gi"}, "devices": {}}}})"),
-                        store),
+  EXPECT_EQ(build_error(
+                vm_text(R"("instancetype": {"name": "u1.small"})",
+                        R"({"spec": {"domain": {"cpu": {"sockets": 2}, "memory": {"guest": "1Gi"}, "devices": {}}}})"),
+                store),
             "VMI conflicts with instancetype spec in fields: [spec.domain.cpu.sockets, spec.domain.memory.guest]");
   EXPECT_EQ(build_error(vm_text(R"("instancetype": {"name": "u1.small"})",
                                 R"({"spec": {"domain": {"cpu": {"sockets": 2}, "devices": {}}}})"),
@@ -197,11 +208,13 @@ TEST(ExpandBuildVmi, LookupErrors) {
 
 TEST(ExpandInPlace, WritesTheInstancetypeIntoTheTemplateAndDropsTheMatchers) {
   const ObjectStore store = cluster();
-  json::Document vm = parse(vm_text(R"("instancetype": {"name": "u1.small"}, "preference": {"name": "fedora"})",
-                                    R"({"spec": {"domain": {"devices": {}}, "volumes": [{"name": "root", "containerDisk": {"image": "f"}}]}})"));
+  json::Document vm = parse(vm_text(
+      R"("instancetype": {"name": "u1.small"}, "preference": {"name": "fedora"})",
+      R"({"spec": {"domain": {"devices": {}}, "volumes": [{"name": "root", "containerDisk": {"image": "f"}}]}})"));
   json::Value status;
-  status.CopyFrom(parse(R"({"instancetypeRef": {"name": "u1.small"}, "preferenceRef": {"name": "fedora"}, "ready": false})"),
-                  vm.GetAllocator());
+  status.CopyFrom(
+      parse(R"({"instancetypeRef": {"name": "u1.small"}, "preferenceRef": {"name": "fedora"}, "ready": false})"),
+      vm.GetAllocator());
   vm.AddMember("status", status, vm.GetAllocator());
   ASSERT_TRUE(expand_vm_in_place(vm, "ns", store));
   EXPECT_EQ(text(vm, "/spec/instancetype"), "<absent>");
@@ -217,9 +230,9 @@ TEST(ExpandInPlace, WritesTheInstancetypeIntoTheTemplateAndDropsTheMatchers) {
 
 TEST(ExpandInPlace, NothingToDoOrCannotExpand) {
   const ObjectStore store = cluster();
-  for (const std::string& text_vm :
-       {vm_text(""), vm_text(R"("instancetype": {"name": "missing"})"),
-        vm_text(R"("instancetype": {"name": "u1.small"})", R"({"spec": {"domain": {"cpu": {"cores": 2}, "devices": {}}}})")}) {
+  for (const std::string& text_vm : {vm_text(""), vm_text(R"("instancetype": {"name": "missing"})"),
+                                     vm_text(R"("instancetype": {"name": "u1.small"})",
+                                             R"({"spec": {"domain": {"cpu": {"cores": 2}, "devices": {}}}})")}) {
     json::Document vm = parse(text_vm);
     const std::string before = dump(vm);
     EXPECT_FALSE(expand_vm_in_place(vm, "ns", store)) << text_vm;

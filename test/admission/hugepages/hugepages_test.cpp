@@ -32,22 +32,25 @@ TEST(HugepagesValidate, UnparseablePageSize) {
 }
 
 TEST(HugepagesValidate, PageLargerThanRequestedMemory) {
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"hugepages": {"pageSize": "1Gi"}}})"),
-            "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '64Mi' must "
-            "be equal to or larger than page size spec.domain.memory.hugepages.pageSize '1Gi'\n");
+  EXPECT_EQ(
+      check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"hugepages": {"pageSize": "1Gi"}}})"),
+      "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '64Mi' must "
+      "be equal to or larger than page size spec.domain.memory.hugepages.pageSize '1Gi'\n");
 }
 
 TEST(HugepagesValidate, PageLargerThanGuestMemoryStillNamesRequestsWithZero) {
   // vmi-create-admitter_test.go "should reject greater hugepages.size than guest memory"
-  EXPECT_EQ(check(R"({"memory": {"guest": "64Mi", "hugepages": {"pageSize": "1Gi"}}})"),
-            "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '0' must be "
-            "equal to or larger than page size spec.domain.memory.hugepages.pageSize '1Gi'\n");
+  EXPECT_EQ(
+      check(R"({"memory": {"guest": "64Mi", "hugepages": {"pageSize": "1Gi"}}})"),
+      "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '0' must be "
+      "equal to or larger than page size spec.domain.memory.hugepages.pageSize '1Gi'\n");
 }
 
 TEST(HugepagesValidate, PageLargerThanMemoryLimit) {
-  EXPECT_EQ(check(R"({"resources": {"limits": {"memory": "64Mi"}}, "memory": {"hugepages": {"pageSize": "1Gi"}}})"),
-            "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '0' must be "
-            "equal to or larger than page size spec.domain.memory.hugepages.pageSize '1Gi'\n");
+  EXPECT_EQ(
+      check(R"({"resources": {"limits": {"memory": "64Mi"}}, "memory": {"hugepages": {"pageSize": "1Gi"}}})"),
+      "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '0' must be "
+      "equal to or larger than page size spec.domain.memory.hugepages.pageSize '1Gi'\n");
 }
 
 TEST(HugepagesValidate, NotAMultipleOfThePageSize) {
@@ -55,31 +58,38 @@ TEST(HugepagesValidate, NotAMultipleOfThePageSize) {
   EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"hugepages": {"pageSize": "10Mi"}}})"),
             "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '64Mi' is "
             "not a multiple of the page size spec.domain.memory.hugepages.pageSize '10Mi'\n");
-  EXPECT_EQ(check(R"({"memory": {"guest": "65Mi", "hugepages": {"pageSize": "2Mi"}}})"),
-            "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '0' is not a "
-            "multiple of the page size spec.domain.memory.hugepages.pageSize '2Mi'\n");
+  EXPECT_EQ(
+      check(R"({"memory": {"guest": "65Mi", "hugepages": {"pageSize": "2Mi"}}})"),
+      "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '0' is not a "
+      "multiple of the page size spec.domain.memory.hugepages.pageSize '2Mi'\n");
 }
 
 TEST(HugepagesValidate, VmPathPrefix) {
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "65Mi"}}, "memory": {"hugepages": {"pageSize": "2Gi"}}})",
-                  "spec.template.spec"),
-            "FieldValueInvalid spec.template.spec.domain.resources.requests.memory: spec.template.spec.domain.resources."
-            "requests.memory '65Mi' must be equal to or larger than page size "
-            "spec.template.spec.domain.memory.hugepages.pageSize '2Gi'\n");
+  EXPECT_EQ(
+      check(R"({"resources": {"requests": {"memory": "65Mi"}}, "memory": {"hugepages": {"pageSize": "2Gi"}}})",
+            "spec.template.spec"),
+      "FieldValueInvalid spec.template.spec.domain.resources.requests.memory: spec.template.spec.domain.resources."
+      "requests.memory '65Mi' must be equal to or larger than page size "
+      "spec.template.spec.domain.memory.hugepages.pageSize '2Gi'\n");
 }
 
 TEST(HugepagesValidate, AcceptedSizes) {
   // "should accept correct memory and hugepages size values"
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"hugepages": {"pageSize": "2Mi"}}})"), "");
-  // "should allow setting guest memory and hugepages"
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"guest": "64Mi", "hugepages": {"pageSize": "2Mi"}}})"),
+  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"hugepages": {"pageSize": "2Mi"}}})"),
             "");
+  // "should allow setting guest memory and hugepages"
+  EXPECT_EQ(
+      check(
+          R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"guest": "64Mi", "hugepages": {"pageSize": "2Mi"}}})"),
+      "");
   // Guest memory equal to the page size.
   EXPECT_EQ(check(R"({"memory": {"guest": "1Gi", "hugepages": {"pageSize": "1Gi"}}})"), "");
   // No allow-list of page sizes: 10Mi pages are fine when memory is a multiple.
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "100Mi"}}, "memory": {"hugepages": {"pageSize": "10Mi"}}})"), "");
+  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "100Mi"}}, "memory": {"hugepages": {"pageSize": "10Mi"}}})"),
+            "");
   // Different notations of the same sizes.
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "1Gi"}}, "memory": {"hugepages": {"pageSize": "2097152"}}})"), "");
+  EXPECT_EQ(
+      check(R"({"resources": {"requests": {"memory": "1Gi"}}, "memory": {"hugepages": {"pageSize": "2097152"}}})"), "");
 }
 
 TEST(HugepagesValidate, RequestsComeBeforeGuestAndLimits) {
@@ -88,8 +98,10 @@ TEST(HugepagesValidate, RequestsComeBeforeGuestAndLimits) {
                       "memory": {"guest": "3Mi", "hugepages": {"pageSize": "2Mi"}}})"),
             "");
   // Guest comes before limits.
-  EXPECT_EQ(check(R"({"resources": {"limits": {"memory": "3Mi"}}, "memory": {"guest": "4Mi", "hugepages": {"pageSize": "2Mi"}}})"),
-            "");
+  EXPECT_EQ(
+      check(
+          R"({"resources": {"limits": {"memory": "3Mi"}}, "memory": {"guest": "4Mi", "hugepages": {"pageSize": "2Mi"}}})"),
+      "");
 }
 
 TEST(HugepagesValidate, NoMemoryAtAllIsAcceptedHere) {
@@ -100,9 +112,10 @@ TEST(HugepagesValidate, NoMemoryAtAllIsAcceptedHere) {
 
 TEST(HugepagesValidate, ZeroPageSizeIsReportedInsteadOfDividingByZero) {
   // KubeVirt would panic on `% 0`; vmgate reports the page size.
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"hugepages": {"pageSize": "0"}}})"),
-            "FieldValueInvalid spec.domain.memory.hugepages.pageSize: spec.domain.memory.hugepages.pageSize '0': must be "
-            "greater than 0\n");
+  EXPECT_EQ(
+      check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"hugepages": {"pageSize": "0"}}})"),
+      "FieldValueInvalid spec.domain.memory.hugepages.pageSize: spec.domain.memory.hugepages.pageSize '0': must be "
+      "greater than 0\n");
 }
 
 TEST(HugepagesValidate, NoHugepagesNoCauses) {

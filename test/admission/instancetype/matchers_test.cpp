@@ -17,7 +17,9 @@ namespace {
 
 using vmgate::testing::parse;
 
-ErrorList validate(std::string_view vm) { return validate_matchers(parse(vm)); }
+ErrorList validate(std::string_view vm) {
+  return validate_matchers(parse(vm));
+}
 
 ErrorList validate_update(std::string_view vm, std::string_view old_vm) {
   return validate_matcher_update(parse(vm), parse(old_vm));
@@ -31,7 +33,9 @@ struct Case {
   std::string message;
 };
 
-void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class InstancetypeMatchersInvalid : public ::testing::TestWithParam<Case> {};
 
@@ -125,7 +129,9 @@ struct UpdateCase {
   bool rejected;
 };
 
-void PrintTo(const UpdateCase& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const UpdateCase& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class InstancetypeMatchersUpdate : public ::testing::TestWithParam<UpdateCase> {};
 

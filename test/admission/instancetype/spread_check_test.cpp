@@ -23,7 +23,9 @@ struct Case {
   std::string message;  // "" = accepted
 };
 
-void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class InstancetypeSpreadCheck : public ::testing::TestWithParam<Case> {};
 

@@ -29,7 +29,9 @@ struct Case {
   Topology expected;
 };
 
-void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class InstancetypeTopology : public ::testing::TestWithParam<Case> {};
 

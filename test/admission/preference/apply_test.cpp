@@ -17,7 +17,9 @@ namespace {
 using vmgate::testing::dump;
 using vmgate::testing::parse;
 
-std::string canonical(std::string_view text) { return dump(parse(text)); }
+std::string canonical(std::string_view text) {
+  return dump(parse(text));
+}
 
 // {"metadata":..., "spec":...} after preference::apply.
 json::Document applied(std::string_view preference, std::string_view vmi) {

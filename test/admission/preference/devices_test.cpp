@@ -24,7 +24,9 @@ json::Document applied(std::string_view preference, std::string_view vmi_spec) {
   return spec;
 }
 
-const json::Value& devices_of(const json::Value& spec) { return *json::find_path(spec, {"domain", "devices"}); }
+const json::Value& devices_of(const json::Value& spec) {
+  return *json::find_path(spec, {"domain", "devices"});
+}
 
 // device_test.go BeforeEach: what the user set stays, everything else comes from the preference.
 TEST(PreferenceDevices, AppliesEveryUnsetFieldAndKeepsTheUsers) {

@@ -26,7 +26,9 @@ struct Case {
   std::string message;  // "" when the requirements are met; else the error, without the cause's prefix
 };
 
-void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.name;
+}
 
 ErrorList check(const Case& c) {
   std::optional<json::Document> instancetype;

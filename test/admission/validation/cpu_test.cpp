@@ -61,11 +61,12 @@ TEST(ValidationCpu, IsolateEmulatorThreadNeedsDedicatedCpus) {
 
 TEST(ValidationCpu, NumaPassthroughNeedsDedicatedCpusAndHugepages) {
   // "should reject NUMA passthrough without hugepages" / without dedicated CPUs
-  EXPECT_EQ(check(R"({"cpu": {"numa": {"guestMappingPassthrough": {}}}})"),
-            "FieldValueInvalid spec.domain.cpu.numa.guestMappingPassthrough: spec.domain.cpu.dedicatedCpuPlacement must "
-            "be set to true when NUMA topology strategy is set in spec.domain.cpu.numa.guestMappingPassthrough\n"
-            "FieldValueInvalid spec.domain.cpu.numa.guestMappingPassthrough: spec.domain.memory.hugepages must be "
-            "requested when NUMA topology strategy is set in spec.domain.cpu.numa.guestMappingPassthrough\n");
+  EXPECT_EQ(
+      check(R"({"cpu": {"numa": {"guestMappingPassthrough": {}}}})"),
+      "FieldValueInvalid spec.domain.cpu.numa.guestMappingPassthrough: spec.domain.cpu.dedicatedCpuPlacement must "
+      "be set to true when NUMA topology strategy is set in spec.domain.cpu.numa.guestMappingPassthrough\n"
+      "FieldValueInvalid spec.domain.cpu.numa.guestMappingPassthrough: spec.domain.memory.hugepages must be "
+      "requested when NUMA topology strategy is set in spec.domain.cpu.numa.guestMappingPassthrough\n");
   EXPECT_EQ(check(R"({"cpu": {"dedicatedCpuPlacement": true, "numa": {"guestMappingPassthrough": {}}},
                       "memory": {"guest": "1Gi"}})"),
             "FieldValueInvalid spec.domain.cpu.numa.guestMappingPassthrough: spec.domain.memory.hugepages must be "
@@ -77,15 +78,16 @@ TEST(ValidationCpu, NumaPassthroughNeedsDedicatedCpusAndHugepages) {
 
 TEST(ValidationCpu, KubeVirtOrder) {
   // requests/limits, then dedicated-CPU threads, then NUMA, then isolateEmulatorThread.
-  EXPECT_EQ(check(R"({"resources": {"requests": {"cpu": "-1"}},
+  EXPECT_EQ(
+      check(R"({"resources": {"requests": {"cpu": "-1"}},
                       "cpu": {"dedicatedCpuPlacement": false, "isolateEmulatorThread": true, "numa": {"guestMappingPassthrough": {}},
                               "threads": 1}, "memory": {"hugepages": {"pageSize": "2Mi"}}})"),
-            "FieldValueInvalid spec.domain.resources.requests.cpu: spec.domain.resources.requests.cpu '-1': must be "
-            "greater than or equal to 0.\n"
-            "FieldValueInvalid spec.domain.cpu.numa.guestMappingPassthrough: spec.domain.cpu.dedicatedCpuPlacement must "
-            "be set to true when NUMA topology strategy is set in spec.domain.cpu.numa.guestMappingPassthrough\n"
-            "FieldValueInvalid spec.domain.cpu.isolateEmulatorThread: IsolateEmulatorThread should be only set in "
-            "combination with DedicatedCPUPlacement\n");
+      "FieldValueInvalid spec.domain.resources.requests.cpu: spec.domain.resources.requests.cpu '-1': must be "
+      "greater than or equal to 0.\n"
+      "FieldValueInvalid spec.domain.cpu.numa.guestMappingPassthrough: spec.domain.cpu.dedicatedCpuPlacement must "
+      "be set to true when NUMA topology strategy is set in spec.domain.cpu.numa.guestMappingPassthrough\n"
+      "FieldValueInvalid spec.domain.cpu.isolateEmulatorThread: IsolateEmulatorThread should be only set in "
+      "combination with DedicatedCPUPlacement\n");
   EXPECT_EQ(check(R"({"cpu": {"dedicatedCpuPlacement": true, "threads": 3, "numa": {"guestMappingPassthrough": {}}}})"),
             "FieldValueInvalid spec.domain.cpu.dedicatedCpuPlacement: Not more than two threads must be provided at "
             "spec.domain.cpu.threads (got 3) when DedicatedCPUPlacement is true\n"

@@ -36,18 +36,20 @@ TEST(ValidationDevices, InputBus) {
 }
 
 TEST(ValidationDevices, InputType) {
-  EXPECT_EQ(inputs(R"([{"name": "a", "bus": "usb", "type": "keyboard"}, {"name": "b", "bus": "ps2"}])", "spec.template.spec"),
-            "FieldValueInvalid spec.template.spec.domain.devices.inputs[0].type: Input device can have only tablet type.\n"
-            "FieldValueInvalid spec.template.spec.domain.devices.inputs[1].bus: Input device can have only virtio or usb "
-            "bus.\n"
-            "FieldValueInvalid spec.template.spec.domain.devices.inputs[1].type: Input device can have only tablet "
-            "type.\n");
+  EXPECT_EQ(
+      inputs(R"([{"name": "a", "bus": "usb", "type": "keyboard"}, {"name": "b", "bus": "ps2"}])", "spec.template.spec"),
+      "FieldValueInvalid spec.template.spec.domain.devices.inputs[0].type: Input device can have only tablet type.\n"
+      "FieldValueInvalid spec.template.spec.domain.devices.inputs[1].bus: Input device can have only virtio or usb "
+      "bus.\n"
+      "FieldValueInvalid spec.template.spec.domain.devices.inputs[1].type: Input device can have only tablet "
+      "type.\n");
 }
 
 TEST(ValidationDevices, IoThreadsPolicies) {
   EXPECT_EQ(io_threads(R"({"ioThreadsPolicy": "shared"})"), "");
   EXPECT_EQ(io_threads(R"({"ioThreadsPolicy": "auto"})"), "");
-  EXPECT_EQ(io_threads(R"({"ioThreadsPolicy": "supplementalPool", "ioThreads": {"supplementalPoolThreadCount": 4}})"), "");
+  EXPECT_EQ(io_threads(R"({"ioThreadsPolicy": "supplementalPool", "ioThreads": {"supplementalPoolThreadCount": 4}})"),
+            "");
   EXPECT_EQ(io_threads("{}"), "");
   EXPECT_EQ(io_threads(R"({"ioThreadsPolicy": null})"), "");
 }
@@ -55,14 +57,15 @@ TEST(ValidationDevices, IoThreadsPolicies) {
 TEST(ValidationDevices, InvalidIoThreadsPolicy) {
   EXPECT_EQ(io_threads(R"({"ioThreadsPolicy": "dedicated"})"),
             "FieldValueInvalid spec.domain.ioThreadsPolicy: Invalid IOThreadsPolicy (dedicated)\n");
-  EXPECT_EQ(io_threads(R"({"ioThreadsPolicy": ""})"), "FieldValueInvalid spec.domain.ioThreadsPolicy: Invalid IOThreadsPolicy ()\n");
+  EXPECT_EQ(io_threads(R"({"ioThreadsPolicy": ""})"),
+            "FieldValueInvalid spec.domain.ioThreadsPolicy: Invalid IOThreadsPolicy ()\n");
 }
 
 TEST(ValidationDevices, SupplementalPoolNeedsAThreadCount) {
   // KubeVirt names the field ioThreads.count.
-  for (std::string_view domain : {R"({"ioThreadsPolicy": "supplementalPool"})",
-                                  R"({"ioThreadsPolicy": "supplementalPool", "ioThreads": {}})",
-                                  R"({"ioThreadsPolicy": "supplementalPool", "ioThreads": {"supplementalPoolThreadCount": 0}})"}) {
+  for (std::string_view domain :
+       {R"({"ioThreadsPolicy": "supplementalPool"})", R"({"ioThreadsPolicy": "supplementalPool", "ioThreads": {}})",
+        R"({"ioThreadsPolicy": "supplementalPool", "ioThreads": {"supplementalPoolThreadCount": 0}})"}) {
     EXPECT_EQ(io_threads(domain),
               "FieldValueInvalid spec.domain.ioThreads.count: the number of iothreads needs to be set and positive for "
               "the dedicated policy\n")
@@ -71,12 +74,14 @@ TEST(ValidationDevices, SupplementalPoolNeedsAThreadCount) {
 }
 
 TEST(ValidationDevices, HostDevicesNeedTheFeatureGate) {
-  constexpr std::string_view spec = R"({"domain": {"devices": {"hostDevices": [{"name": "gpu", "deviceName": "nvidia.com/A100"}]}}})";
+  constexpr std::string_view spec =
+      R"({"domain": {"devices": {"hostDevices": [{"name": "gpu", "deviceName": "nvidia.com/A100"}]}}})";
   // KubeVirt's field is <spec>.HostDevices.
   EXPECT_EQ(describe(validate_host_devices(parse(spec), FieldPath("spec"), ClusterConfig{})),
             "FieldValueInvalid spec.HostDevices: Host Devices feature gate is not enabled in kubevirt-config\n");
   EXPECT_EQ(describe(validate_host_devices(parse(spec), FieldPath("spec.template.spec"), ClusterConfig{})),
-            "FieldValueInvalid spec.template.spec.HostDevices: Host Devices feature gate is not enabled in kubevirt-config\n");
+            "FieldValueInvalid spec.template.spec.HostDevices: Host Devices feature gate is not enabled in "
+            "kubevirt-config\n");
   ClusterConfig config;
   config.feature_gates = {"HostDevices"};
   EXPECT_TRUE(validate_host_devices(parse(spec), FieldPath("spec"), config).empty());
@@ -90,7 +95,8 @@ TEST(ValidationDevices, EmptyHostDeviceListCountsAsSet) {
   EXPECT_TRUE(validate_host_devices(parse(R"({"domain": {"devices": {"hostDevices": null}}})"), FieldPath("spec"),
                                     ClusterConfig{})
                   .empty());
-  EXPECT_TRUE(validate_host_devices(parse(R"({"domain": {"devices": {}}})"), FieldPath("spec"), ClusterConfig{}).empty());
+  EXPECT_TRUE(
+      validate_host_devices(parse(R"({"domain": {"devices": {}}})"), FieldPath("spec"), ClusterConfig{}).empty());
 }
 
 }  // namespace

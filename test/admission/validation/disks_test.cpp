@@ -23,10 +23,11 @@ std::string check(std::string_view disks, std::string_view volumes, const Cluste
 }
 
 TEST(ValidationDisks, MatchingDisksAndVolumesPass) {
-  EXPECT_EQ(check(R"([{"name": "root", "bootOrder": 1, "disk": {"bus": "virtio"}}, {"name": "ci", "cdrom": {"bus": "sata"}},
+  EXPECT_EQ(
+      check(R"([{"name": "root", "bootOrder": 1, "disk": {"bus": "virtio"}}, {"name": "ci", "cdrom": {"bus": "sata"}},
                       {"name": "data", "lun": {"bus": "scsi"}}, {"name": "usb", "disk": {"bus": "usb"}}, {"name": "plain"}])",
-                  R"([{"name": "root"}, {"name": "ci"}, {"name": "data"}, {"name": "usb"}, {"name": "plain"}])"),
-            "");
+            R"([{"name": "root"}, {"name": "ci"}, {"name": "data"}, {"name": "usb"}, {"name": "plain"}])"),
+      "");
   EXPECT_TRUE(validate_disks(parse("{}"), FieldPath("spec"), ClusterConfig{}).empty());
 }
 
@@ -34,9 +35,10 @@ TEST(ValidationDisks, DiskWithoutVolume) {
   // KubeVirt's message says "Name", the field says "name".
   EXPECT_EQ(check(R"([{"name": "x", "disk": {}}])", "[]"),
             "FieldValueInvalid spec.domain.devices.disks[0].name: spec.domain.devices.disks[0].Name 'x' not found.\n");
-  EXPECT_EQ(check(R"([{"name": "root"}, {"name": "x"}])", R"([{"name": "root"}])", ClusterConfig{}, "spec.template.spec"),
-            "FieldValueInvalid spec.template.spec.domain.devices.disks[1].name: "
-            "spec.template.spec.domain.devices.disks[1].Name 'x' not found.\n");
+  EXPECT_EQ(
+      check(R"([{"name": "root"}, {"name": "x"}])", R"([{"name": "root"}])", ClusterConfig{}, "spec.template.spec"),
+      "FieldValueInvalid spec.template.spec.domain.devices.disks[1].name: "
+      "spec.template.spec.domain.devices.disks[1].Name 'x' not found.\n");
 }
 
 TEST(ValidationDisks, EmptyCdromIsAllowedWhileDeclarativeHotplugVolumesIsBeta) {
@@ -51,15 +53,17 @@ TEST(ValidationDisks, DuplicateDiskNames) {
 }
 
 TEST(ValidationDisks, OneTargetOnly) {
-  EXPECT_EQ(check(R"([{"name": "a", "disk": {}, "cdrom": {}}])", R"([{"name": "a"}])"),
-            "FieldValueInvalid spec.domain.devices.disks[0]: spec.domain.devices.disks[0] can only have a single target "
-            "type defined\n");
+  EXPECT_EQ(
+      check(R"([{"name": "a", "disk": {}, "cdrom": {}}])", R"([{"name": "a"}])"),
+      "FieldValueInvalid spec.domain.devices.disks[0]: spec.domain.devices.disks[0] can only have a single target "
+      "type defined\n");
 }
 
 TEST(ValidationDisks, BootOrder) {
-  EXPECT_EQ(check(R"([{"name": "a", "bootOrder": 1}, {"name": "b", "bootOrder": 1}])", R"([{"name": "a"}, {"name": "b"}])"),
-            "FieldValueInvalid spec.domain.devices.disks[1].bootOrder: Boot order for "
-            "spec.domain.devices.disks[1].bootOrder already set for a different device.\n");
+  EXPECT_EQ(
+      check(R"([{"name": "a", "bootOrder": 1}, {"name": "b", "bootOrder": 1}])", R"([{"name": "a"}, {"name": "b"}])"),
+      "FieldValueInvalid spec.domain.devices.disks[1].bootOrder: Boot order for "
+      "spec.domain.devices.disks[1].bootOrder already set for a different device.\n");
   EXPECT_EQ(check(R"([{"name": "a", "bootOrder": 0}])", R"([{"name": "a"}])"),
             "FieldValueInvalid spec.domain.devices.disks[0].bootOrder: spec.domain.devices.disks[0] must have a boot "
             "order > 0, if supplied\n");
@@ -86,7 +90,8 @@ TEST(ValidationDisks, DedicatedIoThreadOnlyOnVirtio) {
   EXPECT_EQ(check(R"([{"name": "a", "dedicatedIOThread": true, "disk": {}}])", R"([{"name": "a"}])"),
             "FieldValueNotSupported spec.domain.devices.disks.domain.devices.disks[0]: IOThreads are not supported for "
             "disks on a  bus\n");
-  EXPECT_EQ(check(R"([{"name": "a", "dedicatedIOThread": true, "disk": {"bus": "virtio"}}])", R"([{"name": "a"}])"), "");
+  EXPECT_EQ(check(R"([{"name": "a", "dedicatedIOThread": true, "disk": {"bus": "virtio"}}])", R"([{"name": "a"}])"),
+            "");
   EXPECT_EQ(check(R"([{"name": "a", "dedicatedIOThread": false, "disk": {"bus": "sata"}}])", R"([{"name": "a"}])"), "");
 }
 

@@ -15,8 +15,8 @@ using vmgate::testing::parse;
 using vmgate::testing::describe;
 
 std::string check(std::string_view field, const std::string& value, std::string_view path = "spec") {
-  return describe(validate_dns_names(parse("{\"" + std::string(field) + "\": \"" + value + "\"}"),
-                                     FieldPath(std::string(path))));
+  return describe(
+      validate_dns_names(parse("{\"" + std::string(field) + "\": \"" + value + "\"}"), FieldPath(std::string(path))));
 }
 
 constexpr std::string_view label_regex_error =
@@ -52,22 +52,26 @@ TEST(ValidationDnsNames, HostnameWithDotsSaysSo) {
 }
 
 TEST(ValidationDnsNames, LongHostnameListsEveryError) {
-  EXPECT_EQ(check("hostname", std::string(64, 'a')),
-            "FieldValueInvalid spec.hostname: spec.hostname does not conform to the kubernetes DNS_LABEL rules : must be "
-            "no more than 63 characters\n");
-  EXPECT_EQ(check("hostname", std::string(64, 'a') + "-"),
-            "FieldValueInvalid spec.hostname: spec.hostname does not conform to the kubernetes DNS_LABEL rules : must be "
-            "no more than 63 characters, " +
-                std::string(label_regex_error) + "\n");
+  EXPECT_EQ(
+      check("hostname", std::string(64, 'a')),
+      "FieldValueInvalid spec.hostname: spec.hostname does not conform to the kubernetes DNS_LABEL rules : must be "
+      "no more than 63 characters\n");
+  EXPECT_EQ(
+      check("hostname", std::string(64, 'a') + "-"),
+      "FieldValueInvalid spec.hostname: spec.hostname does not conform to the kubernetes DNS_LABEL rules : must be "
+      "no more than 63 characters, " +
+          std::string(label_regex_error) + "\n");
 }
 
 TEST(ValidationDnsNames, Subdomain) {
-  EXPECT_EQ(check("subdomain", "-bad.example"),
-            "FieldValueInvalid spec.subdomain: spec.subdomain does not conform to the kubernetes DNS_SUBDOMAIN rules : " +
-                std::string(subdomain_regex_error) + "\n");
-  EXPECT_EQ(check("subdomain", "a..b"),
-            "FieldValueInvalid spec.subdomain: spec.subdomain does not conform to the kubernetes DNS_SUBDOMAIN rules : " +
-                std::string(subdomain_regex_error) + "\n");
+  EXPECT_EQ(
+      check("subdomain", "-bad.example"),
+      "FieldValueInvalid spec.subdomain: spec.subdomain does not conform to the kubernetes DNS_SUBDOMAIN rules : " +
+          std::string(subdomain_regex_error) + "\n");
+  EXPECT_EQ(
+      check("subdomain", "a..b"),
+      "FieldValueInvalid spec.subdomain: spec.subdomain does not conform to the kubernetes DNS_SUBDOMAIN rules : " +
+          std::string(subdomain_regex_error) + "\n");
 }
 
 TEST(ValidationDnsNames, SubdomainLabelsHaveNoLengthLimitOfTheirOwn) {
@@ -80,12 +84,13 @@ TEST(ValidationDnsNames, SubdomainLabelsHaveNoLengthLimitOfTheirOwn) {
 }
 
 TEST(ValidationDnsNames, BothFieldsAreChecked) {
-  EXPECT_EQ(describe(validate_dns_names(parse(R"({"hostname": "a_b", "subdomain": "B"})"), FieldPath("spec"))),
-            "FieldValueInvalid spec.hostname: spec.hostname does not conform to the kubernetes DNS_LABEL rules : " +
-                std::string(label_regex_error) + "\n" +
-                "FieldValueInvalid spec.subdomain: spec.subdomain does not conform to the kubernetes DNS_SUBDOMAIN rules "
-                ": " +
-                std::string(subdomain_regex_error) + "\n");
+  EXPECT_EQ(
+      describe(validate_dns_names(parse(R"({"hostname": "a_b", "subdomain": "B"})"), FieldPath("spec"))),
+      "FieldValueInvalid spec.hostname: spec.hostname does not conform to the kubernetes DNS_LABEL rules : " +
+          std::string(label_regex_error) + "\n" +
+          "FieldValueInvalid spec.subdomain: spec.subdomain does not conform to the kubernetes DNS_SUBDOMAIN rules "
+          ": " +
+          std::string(subdomain_regex_error) + "\n");
 }
 
 }  // namespace

@@ -20,7 +20,8 @@ std::string check(std::string_view domain, std::string_view path = "spec") {
 }
 
 constexpr std::string_view smm_required =
-    "FieldValueInvalid spec.domain: spec.domain has EFI SecureBoot enabled. SecureBoot requires SMM, which is currently "
+    "FieldValueInvalid spec.domain: spec.domain has EFI SecureBoot enabled. SecureBoot requires SMM, which is "
+    "currently "
     "disabled.\n";
 
 TEST(ValidationFirmware, BiosOrEfiAlone) {
@@ -44,13 +45,15 @@ TEST(ValidationFirmware, SecureBootRequiresSmm) {
 }
 
 TEST(ValidationFirmware, DisabledSmmStillFails) {
-  EXPECT_EQ(check(R"({"firmware": {"bootloader": {"efi": {}}}, "features": {"smm": {"enabled": false}}})"), smm_required);
+  EXPECT_EQ(check(R"({"firmware": {"bootloader": {"efi": {}}}, "features": {"smm": {"enabled": false}}})"),
+            smm_required);
 }
 
 TEST(ValidationFirmware, EnabledSmmSatisfiesSecureBoot) {
   EXPECT_EQ(check(R"({"firmware": {"bootloader": {"efi": {}}}, "features": {"smm": {}}})"), "");
-  EXPECT_EQ(check(R"({"firmware": {"bootloader": {"efi": {"secureBoot": true}}}, "features": {"smm": {"enabled": true}}})"),
-            "");
+  EXPECT_EQ(
+      check(R"({"firmware": {"bootloader": {"efi": {"secureBoot": true}}}, "features": {"smm": {"enabled": true}}})"),
+      "");
 }
 
 TEST(ValidationFirmware, TdxIsExempt) {

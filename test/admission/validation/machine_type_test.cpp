@@ -17,9 +17,10 @@ using vmgate::testing::describe;
 
 std::string check(std::string_view arch, std::string_view machine, const ClusterConfig& config = ClusterConfig{},
                   std::string_view path = "spec") {
-  return describe(validate_machine_type(parse(R"({"architecture": ")" + std::string(arch) +
-                                              R"(", "domain": {"machine": {"type": ")" + std::string(machine) + "\"}}}"),
-                                        FieldPath(std::string(path)), config));
+  return describe(
+      validate_machine_type(parse(R"({"architecture": ")" + std::string(arch) +
+                                  R"(", "domain": {"machine": {"type": ")" + std::string(machine) + "\"}}}"),
+                            FieldPath(std::string(path)), config));
 }
 
 TEST(ValidationMachineType, Amd64AcceptsQ35Variants) {
@@ -41,13 +42,15 @@ TEST(ValidationMachineType, Amd64RejectsI440fx) {
 TEST(ValidationMachineType, OtherArchitectures) {
   EXPECT_EQ(check("arm64", "virt"), "");
   EXPECT_EQ(check("arm64", "virt-rhel9.2.0"), "");
-  EXPECT_EQ(check("arm64", "q35"),
-            "FieldValueInvalid spec.domain.machine.type: spec.domain.machine.type is not supported: q35 (allowed values: "
-            "[virt*])\n");
+  EXPECT_EQ(
+      check("arm64", "q35"),
+      "FieldValueInvalid spec.domain.machine.type: spec.domain.machine.type is not supported: q35 (allowed values: "
+      "[virt*])\n");
   EXPECT_EQ(check("s390x", "s390-ccw-virtio-rhel9.4.0"), "");
-  EXPECT_EQ(check("s390x", "virt"),
-            "FieldValueInvalid spec.domain.machine.type: spec.domain.machine.type is not supported: virt (allowed values: "
-            "[s390-ccw-virtio*])\n");
+  EXPECT_EQ(
+      check("s390x", "virt"),
+      "FieldValueInvalid spec.domain.machine.type: spec.domain.machine.type is not supported: virt (allowed values: "
+      "[s390-ccw-virtio*])\n");
   // Architectures other than arm64 and s390x read the amd64 list.
   EXPECT_EQ(check("ppc64le", "q35"), "");
 }
@@ -57,13 +60,15 @@ TEST(ValidationMachineType, ClusterEmulatedMachines) {
   config.arch_emulated_machines["amd64"] = {"pc-i440fx*", "q35"};
   EXPECT_EQ(check("amd64", "pc-i440fx-2.12", config), "");
   EXPECT_EQ(check("", "pc-i440fx-2.12", config), "");
-  EXPECT_EQ(check("amd64", "pc-q35-3.0", config),
-            "FieldValueInvalid spec.domain.machine.type: spec.domain.machine.type is not supported: pc-q35-3.0 (allowed "
-            "values: [pc-i440fx* q35])\n");
+  EXPECT_EQ(
+      check("amd64", "pc-q35-3.0", config),
+      "FieldValueInvalid spec.domain.machine.type: spec.domain.machine.type is not supported: pc-q35-3.0 (allowed "
+      "values: [pc-i440fx* q35])\n");
   config.arch_emulated_machines["amd64"] = {};
-  EXPECT_EQ(check("amd64", "q35", config),
-            "FieldValueInvalid spec.domain.machine.type: spec.domain.machine.type is not supported: q35 (allowed values: "
-            "[])\n");
+  EXPECT_EQ(
+      check("amd64", "q35", config),
+      "FieldValueInvalid spec.domain.machine.type: spec.domain.machine.type is not supported: q35 (allowed values: "
+      "[])\n");
 }
 
 TEST(ValidationMachineType, GlobsFollowFilepathMatch) {

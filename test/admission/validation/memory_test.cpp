@@ -15,8 +15,10 @@ using vmgate::testing::parse;
 
 using vmgate::testing::describe;
 
-std::string check(std::string_view domain, const ClusterConfig& config = ClusterConfig{}, std::string_view path = "spec") {
-  return describe(validate_memory(parse(R"({"domain": )" + std::string(domain) + "}"), FieldPath(std::string(path)), config));
+std::string check(std::string_view domain, const ClusterConfig& config = ClusterConfig{},
+                  std::string_view path = "spec") {
+  return describe(
+      validate_memory(parse(R"({"domain": )" + std::string(domain) + "}"), FieldPath(std::string(path)), config));
 }
 
 ClusterConfig stage_rollout() {
@@ -27,7 +29,8 @@ ClusterConfig stage_rollout() {
 
 TEST(ValidationMemory, CorrectSizesPass) {
   EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}, "limits": {"memory": "65Mi"}}})"), "");
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}, "limits": {"memory": "65Mi"}}})", stage_rollout()), "");
+  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}, "limits": {"memory": "65Mi"}}})", stage_rollout()),
+            "");
   EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "1M"}}})"), "");
   EXPECT_EQ(check("{}"), "");
 }
@@ -40,21 +43,24 @@ TEST(ValidationMemory, NegativeRequests) {
 
 TEST(ValidationMemory, RequestsBelowOneMegabyte) {
   // "should reject small requests.memory size value": 64m is 0.064 bytes, rounded up to 1.
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64m"}}})"),
-            "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '64m': must "
-            "be greater than or equal to 1M.\n");
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "999999"}}})", ClusterConfig{}, "spec.template.spec"),
-            "FieldValueInvalid spec.template.spec.domain.resources.requests.memory: spec.template.spec.domain.resources."
-            "requests.memory '999999': must be greater than or equal to 1M.\n");
+  EXPECT_EQ(
+      check(R"({"resources": {"requests": {"memory": "64m"}}})"),
+      "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '64m': must "
+      "be greater than or equal to 1M.\n");
+  EXPECT_EQ(
+      check(R"({"resources": {"requests": {"memory": "999999"}}})", ClusterConfig{}, "spec.template.spec"),
+      "FieldValueInvalid spec.template.spec.domain.resources.requests.memory: spec.template.spec.domain.resources."
+      "requests.memory '999999': must be greater than or equal to 1M.\n");
   // 1Mi is more than 1M; zero means "not requested".
   EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "1Mi"}}})"), "");
   EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "0"}}})"), "");
 }
 
 TEST(ValidationMemory, NegativeLimits) {
-  EXPECT_EQ(check(R"({"resources": {"limits": {"memory": "-65Mi"}}})"),
-            "FieldValueInvalid spec.domain.resources.limits.memory: spec.domain.resources.limits.memory '-65Mi': must be "
-            "greater than or equal to 0.\n");
+  EXPECT_EQ(
+      check(R"({"resources": {"limits": {"memory": "-65Mi"}}})"),
+      "FieldValueInvalid spec.domain.resources.limits.memory: spec.domain.resources.limits.memory '-65Mi': must be "
+      "greater than or equal to 0.\n");
 }
 
 TEST(ValidationMemory, RequestsGreaterThanLimits) {
@@ -70,26 +76,32 @@ TEST(ValidationMemory, GuestAboveLimitsOnlyMattersOutsideLiveUpdate) {
   // "should allow bigger guest memory than the memory limit" (LiveUpdate is the default)
   EXPECT_EQ(check(domain), "");
   // "should reject bigger guest memory than the memory limit if vmRolloutStrategy is set to Stage"
-  EXPECT_EQ(check(domain, stage_rollout()),
-            "FieldValueInvalid spec.domain.memory.guest: spec.domain.memory.guest '128Mi' must be equal to or less than "
-            "the memory limit spec.domain.resources.limits.memory '64Mi'\n");
+  EXPECT_EQ(
+      check(domain, stage_rollout()),
+      "FieldValueInvalid spec.domain.memory.guest: spec.domain.memory.guest '128Mi' must be equal to or less than "
+      "the memory limit spec.domain.resources.limits.memory '64Mi'\n");
 }
 
 TEST(ValidationMemory, GuestBetweenRequestsAndLimitsOrWithoutLimits) {
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}, "limits": {"memory": "128Mi"}}, "memory": {"guest": "100Mi"}})",
-                  stage_rollout()),
+  EXPECT_EQ(
+      check(
+          R"({"resources": {"requests": {"memory": "64Mi"}, "limits": {"memory": "128Mi"}}, "memory": {"guest": "100Mi"}})",
+          stage_rollout()),
+      "");
+  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"guest": "100Mi"}})", stage_rollout()),
             "");
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"guest": "100Mi"}})", stage_rollout()), "");
   // "should allow smaller guest memory than requested memory even if vmRolloutStrategy is set to Stage"
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"guest": "1Mi"}})", stage_rollout()), "");
+  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"guest": "1Mi"}})", stage_rollout()),
+            "");
 }
 
 TEST(ValidationMemory, SeveralProblemsAtOnce) {
-  EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "-1Gi"}, "limits": {"memory": "-2Gi"}}})"),
-            "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '-1Gi': must "
-            "be greater than or equal to 0.\n"
-            "FieldValueInvalid spec.domain.resources.limits.memory: spec.domain.resources.limits.memory '-2Gi': must be "
-            "greater than or equal to 0.\n");
+  EXPECT_EQ(
+      check(R"({"resources": {"requests": {"memory": "-1Gi"}, "limits": {"memory": "-2Gi"}}})"),
+      "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '-1Gi': must "
+      "be greater than or equal to 0.\n"
+      "FieldValueInvalid spec.domain.resources.limits.memory: spec.domain.resources.limits.memory '-2Gi': must be "
+      "greater than or equal to 0.\n");
 }
 
 }  // namespace

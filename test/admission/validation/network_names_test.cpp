@@ -45,9 +45,10 @@ TEST(ValidationNetworkNames, InterfaceWithoutNetwork) {
 }
 
 TEST(ValidationNetworkNames, DuplicateNetworks) {
-  EXPECT_EQ(check(R"([{"name": "a"}])", R"([{"name": "a", "pod": {}}, {"name": "a", "pod": {}}])"),
-            "FieldValueDuplicate spec.networks[1].name: Network with name \"a\" already exists, every network must have a "
-            "unique name\n");
+  EXPECT_EQ(
+      check(R"([{"name": "a"}])", R"([{"name": "a", "pod": {}}, {"name": "a", "pod": {}}])"),
+      "FieldValueDuplicate spec.networks[1].name: Network with name \"a\" already exists, every network must have a "
+      "unique name\n");
 }
 
 TEST(ValidationNetworkNames, DuplicateInterfaces) {
@@ -57,17 +58,18 @@ TEST(ValidationNetworkNames, DuplicateInterfaces) {
 }
 
 TEST(ValidationNetworkNames, KubeVirtOrderAcrossAllRules) {
-  EXPECT_EQ(check(R"([{"name": "i"}, {"name": "i"}])", R"([{"name": "n"}, {"name": "n"}])"),
-            "FieldValueDuplicate spec.networks[1].name: Network with name \"n\" already exists, every network must have a "
-            "unique name\n"
-            "FieldValueRequired spec.networks[0].name: spec.networks[0].name 'n' not found.\n"
-            "FieldValueRequired spec.networks[1].name: spec.networks[1].name 'n' not found.\n"
-            "FieldValueDuplicate spec.domain.devices.interfaces[1].name: Only one interface can be connected to one "
-            "specific network\n"
-            "FieldValueInvalid spec.domain.devices.interfaces[0].name: spec.domain.devices.interfaces[0].name 'i' not "
-            "found.\n"
-            "FieldValueInvalid spec.domain.devices.interfaces[1].name: spec.domain.devices.interfaces[1].name 'i' not "
-            "found.\n");
+  EXPECT_EQ(
+      check(R"([{"name": "i"}, {"name": "i"}])", R"([{"name": "n"}, {"name": "n"}])"),
+      "FieldValueDuplicate spec.networks[1].name: Network with name \"n\" already exists, every network must have a "
+      "unique name\n"
+      "FieldValueRequired spec.networks[0].name: spec.networks[0].name 'n' not found.\n"
+      "FieldValueRequired spec.networks[1].name: spec.networks[1].name 'n' not found.\n"
+      "FieldValueDuplicate spec.domain.devices.interfaces[1].name: Only one interface can be connected to one "
+      "specific network\n"
+      "FieldValueInvalid spec.domain.devices.interfaces[0].name: spec.domain.devices.interfaces[0].name 'i' not "
+      "found.\n"
+      "FieldValueInvalid spec.domain.devices.interfaces[1].name: spec.domain.devices.interfaces[1].name 'i' not "
+      "found.\n");
 }
 
 }  // namespace

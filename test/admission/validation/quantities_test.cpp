@@ -15,7 +15,8 @@ using vmgate::testing::parse;
 using vmgate::testing::describe;
 
 std::string check(std::string_view domain, std::string_view path = "spec") {
-  return describe(validate_quantities(parse(R"({"domain": )" + std::string(domain) + "}"), FieldPath(std::string(path))));
+  return describe(
+      validate_quantities(parse(R"({"domain": )" + std::string(domain) + "}"), FieldPath(std::string(path))));
 }
 
 TEST(ValidationQuantities, WellFormedQuantitiesPass) {
@@ -31,9 +32,10 @@ TEST(ValidationQuantities, BadSyntaxNamesTheField) {
   EXPECT_EQ(check(R"({"resources": {"requests": {"memory": "1Gb"}}})"),
             "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '1Gb': "
             "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'\n");
-  EXPECT_EQ(check(R"({"resources": {"limits": {"cpu": "1mi"}}})", "spec.template.spec"),
-            "FieldValueInvalid spec.template.spec.domain.resources.limits.cpu: spec.template.spec.domain.resources.limits."
-            "cpu '1mi': unable to parse quantity's suffix\n");
+  EXPECT_EQ(
+      check(R"({"resources": {"limits": {"cpu": "1mi"}}})", "spec.template.spec"),
+      "FieldValueInvalid spec.template.spec.domain.resources.limits.cpu: spec.template.spec.domain.resources.limits."
+      "cpu '1mi': unable to parse quantity's suffix\n");
 }
 
 TEST(ValidationQuantities, EveryBadFieldIsReported) {

@@ -117,18 +117,21 @@ constexpr std::string_view base_preference = R"({
 
 std::string_view base_of(StructureKind kind) {
   switch (kind) {
-    case StructureKind::virtual_machine: return base_vm;
-    case StructureKind::virtual_machine_instance: return base_vmi;
-    case StructureKind::instancetype_spec: return base_instancetype;
-    case StructureKind::preference_spec: return base_preference;
+    case StructureKind::virtual_machine:
+      return base_vm;
+    case StructureKind::virtual_machine_instance:
+      return base_vmi;
+    case StructureKind::instancetype_spec:
+      return base_instancetype;
+    case StructureKind::preference_spec:
+      return base_preference;
   }
   return base_vm;
 }
 
 TEST(StructureValidator, BaseObjectsAreSound) {
-  for (StructureKind kind :
-       {StructureKind::virtual_machine, StructureKind::virtual_machine_instance,
-        StructureKind::instancetype_spec, StructureKind::preference_spec}) {
+  for (StructureKind kind : {StructureKind::virtual_machine, StructureKind::virtual_machine_instance,
+                             StructureKind::instancetype_spec, StructureKind::preference_spec}) {
     const json::Document object = parse(base_of(kind));
     const ErrorList errors = validator().validate(kind, object);
     EXPECT_TRUE(errors.empty()) << describe(errors);
@@ -150,7 +153,9 @@ struct BrokenField {
   const char* message;
 };
 
-void PrintTo(const BrokenField& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const BrokenField& c, std::ostream* os) {
+  *os << c.name;
+}
 
 constexpr auto vm = StructureKind::virtual_machine;
 constexpr auto vmi = StructureKind::virtual_machine_instance;
@@ -170,8 +175,8 @@ const BrokenField broken_fields[] = {
      R"(metadata.name in body must be of type string: "number")"},
     {"namespace_object", vm, "/metadata/namespace", "{}", invalid, "metadata.namespace",
      R"(metadata.namespace in body must be of type string: "object")"},
-    {"finalizers_string", vm, "/metadata/finalizers", R"("example.io/keep")", invalid,
-     "metadata.finalizers", R"(metadata.finalizers in body must be of type array: "string")"},
+    {"finalizers_string", vm, "/metadata/finalizers", R"("example.io/keep")", invalid, "metadata.finalizers",
+     R"(metadata.finalizers in body must be of type array: "string")"},
     {"finalizer_number", vm, "/metadata/finalizers/0", "1", invalid, "metadata.finalizers[0]",
      R"(metadata.finalizers[0] in body must be of type string: "number")"},
     {"annotations_string", vm, "/metadata/annotations", R"("a=b")", invalid, "metadata.annotations",
@@ -181,33 +186,29 @@ const BrokenField broken_fields[] = {
      R"(spec.running in body must be of type boolean: "string")"},
     {"run_strategy_bool", vm, "/spec/runStrategy", "false", invalid, "spec.runStrategy",
      R"(spec.runStrategy in body must be of type string: "boolean")"},
-    {"instancetype_string", vm, "/spec/instancetype", R"("u1.medium")", invalid,
-     "spec.instancetype", R"(spec.instancetype in body must be of type object: "string")"},
-    {"instancetype_name_number", vm, "/spec/instancetype/name", "1", invalid,
-     "spec.instancetype.name",
+    {"instancetype_string", vm, "/spec/instancetype", R"("u1.medium")", invalid, "spec.instancetype",
+     R"(spec.instancetype in body must be of type object: "string")"},
+    {"instancetype_name_number", vm, "/spec/instancetype/name", "1", invalid, "spec.instancetype.name",
      R"(spec.instancetype.name in body must be of type string: "number")"},
     {"instancetype_revision_bool", vm, "/spec/instancetype/revisionName", "true", invalid,
-     "spec.instancetype.revisionName",
-     R"(spec.instancetype.revisionName in body must be of type string: "boolean")"},
-    {"preference_infer_number", vm, "/spec/preference/inferFromVolume", "1", invalid,
-     "spec.preference.inferFromVolume",
+     "spec.instancetype.revisionName", R"(spec.instancetype.revisionName in body must be of type string: "boolean")"},
+    {"preference_infer_number", vm, "/spec/preference/inferFromVolume", "1", invalid, "spec.preference.inferFromVolume",
      R"(spec.preference.inferFromVolume in body must be of type string: "number")"},
     {"preference_policy_array", vm, "/spec/preference/inferFromVolumeFailurePolicy", "[]", invalid,
      "spec.preference.inferFromVolumeFailurePolicy",
      R"(spec.preference.inferFromVolumeFailurePolicy in body must be of type string: "array")"},
     {"dvts_object", vm, "/spec/dataVolumeTemplates", "{}", invalid, "spec.dataVolumeTemplates",
      R"(spec.dataVolumeTemplates in body must be of type array: "object")"},
-    {"dvt_storage_class_number", vm, "/spec/dataVolumeTemplates/0/spec/storage/storageClassName",
-     "1", invalid, "spec.dataVolumeTemplates[0].spec.storage.storageClassName",
+    {"dvt_storage_class_number", vm, "/spec/dataVolumeTemplates/0/spec/storage/storageClassName", "1", invalid,
+     "spec.dataVolumeTemplates[0].spec.storage.storageClassName",
      R"(spec.dataVolumeTemplates[0].spec.storage.storageClassName in body must be of type string: "number")"},
-    {"dvt_source_ref_name_missing", vm, "/spec/dataVolumeTemplates/0/spec/sourceRef/name",
-     remove_member, required, "spec.dataVolumeTemplates[0].spec.sourceRef.name",
+    {"dvt_source_ref_name_missing", vm, "/spec/dataVolumeTemplates/0/spec/sourceRef/name", remove_member, required,
+     "spec.dataVolumeTemplates[0].spec.sourceRef.name",
      "spec.dataVolumeTemplates[0].spec.sourceRef.name in body is required"},
     {"dvt_spec_missing", vm, "/spec/dataVolumeTemplates/0/spec", remove_member, required,
      "spec.dataVolumeTemplates[0].spec", "spec.dataVolumeTemplates[0].spec in body is required"},
     {"dvt_pvc_source_namespace_number", vm, "/spec/dataVolumeTemplates/0/spec/source",
-     R"({"pvc": {"name": "golden", "namespace": 3}})", invalid,
-     "spec.dataVolumeTemplates[0].spec.source.pvc.namespace",
+     R"({"pvc": {"name": "golden", "namespace": 3}})", invalid, "spec.dataVolumeTemplates[0].spec.source.pvc.namespace",
      R"(spec.dataVolumeTemplates[0].spec.source.pvc.namespace in body must be of type string: "number")"},
     {"template_string", vm, "/spec/template", R"("vm")", invalid, "spec.template",
      R"(spec.template in body must be of type object: "string")"},
@@ -227,35 +228,34 @@ const BrokenField broken_fields[] = {
     {"threads_fraction", vm, "/spec/template/spec/domain/cpu/threads", "2.5", invalid,
      "spec.template.spec.domain.cpu.threads",
      R"(spec.template.spec.domain.cpu.threads in body must be of type integer: "number")"},
-    {"max_sockets_huge", vm, "/spec/template/spec/domain/cpu/maxSockets", "18446744073709551615",
-     invalid, "spec.template.spec.domain.cpu.maxSockets",
+    {"max_sockets_huge", vm, "/spec/template/spec/domain/cpu/maxSockets", "18446744073709551615", invalid,
+     "spec.template.spec.domain.cpu.maxSockets",
      "spec.template.spec.domain.cpu.maxSockets in body should be less than or equal to 4294967295"},
-    {"model_number", vm, "/spec/template/spec/domain/cpu/model", "5", invalid,
-     "spec.template.spec.domain.cpu.model",
+    {"model_number", vm, "/spec/template/spec/domain/cpu/model", "5", invalid, "spec.template.spec.domain.cpu.model",
      R"(spec.template.spec.domain.cpu.model in body must be of type string: "number")"},
-    {"cpu_features_object", vm, "/spec/template/spec/domain/cpu/features", R"({"name": "vmx"})",
-     invalid, "spec.template.spec.domain.cpu.features",
+    {"cpu_features_object", vm, "/spec/template/spec/domain/cpu/features", R"({"name": "vmx"})", invalid,
+     "spec.template.spec.domain.cpu.features",
      R"(spec.template.spec.domain.cpu.features in body must be of type array: "object")"},
-    {"cpu_feature_policy_number", vm, "/spec/template/spec/domain/cpu/features/0/policy", "1",
-     invalid, "spec.template.spec.domain.cpu.features[0].policy",
+    {"cpu_feature_policy_number", vm, "/spec/template/spec/domain/cpu/features/0/policy", "1", invalid,
+     "spec.template.spec.domain.cpu.features[0].policy",
      R"(spec.template.spec.domain.cpu.features[0].policy in body must be of type string: "number")"},
-    {"cpu_feature_name_missing", vm, "/spec/template/spec/domain/cpu/features/0/name",
-     remove_member, required, "spec.template.spec.domain.cpu.features[0].name",
+    {"cpu_feature_name_missing", vm, "/spec/template/spec/domain/cpu/features/0/name", remove_member, required,
+     "spec.template.spec.domain.cpu.features[0].name",
      "spec.template.spec.domain.cpu.features[0].name in body is required"},
-    {"dedicated_cpu_string", vm, "/spec/template/spec/domain/cpu/dedicatedCpuPlacement",
-     R"("true")", invalid, "spec.template.spec.domain.cpu.dedicatedCpuPlacement",
+    {"dedicated_cpu_string", vm, "/spec/template/spec/domain/cpu/dedicatedCpuPlacement", R"("true")", invalid,
+     "spec.template.spec.domain.cpu.dedicatedCpuPlacement",
      R"(spec.template.spec.domain.cpu.dedicatedCpuPlacement in body must be of type boolean: "string")"},
-    {"numa_passthrough_bool", vm, "/spec/template/spec/domain/cpu/numa/guestMappingPassthrough",
-     "true", invalid, "spec.template.spec.domain.cpu.numa.guestMappingPassthrough",
+    {"numa_passthrough_bool", vm, "/spec/template/spec/domain/cpu/numa/guestMappingPassthrough", "true", invalid,
+     "spec.template.spec.domain.cpu.numa.guestMappingPassthrough",
      R"(spec.template.spec.domain.cpu.numa.guestMappingPassthrough in body must be of type object: "boolean")"},
     {"memory_guest_bool", vm, "/spec/template/spec/domain/memory/guest", "true", invalid,
      "spec.template.spec.domain.memory.guest",
      R"(spec.template.spec.domain.memory.guest in body must be of type string,integer,number: "boolean")"},
-    {"hugepages_page_size_number", vm, "/spec/template/spec/domain/memory/hugepages/pageSize",
-     "2048", invalid, "spec.template.spec.domain.memory.hugepages.pageSize",
+    {"hugepages_page_size_number", vm, "/spec/template/spec/domain/memory/hugepages/pageSize", "2048", invalid,
+     "spec.template.spec.domain.memory.hugepages.pageSize",
      R"(spec.template.spec.domain.memory.hugepages.pageSize in body must be of type string: "number")"},
-    {"requests_array", vm, "/spec/template/spec/domain/resources/requests", R"(["memory"])",
-     invalid, "spec.template.spec.domain.resources.requests",
+    {"requests_array", vm, "/spec/template/spec/domain/resources/requests", R"(["memory"])", invalid,
+     "spec.template.spec.domain.resources.requests",
      R"(spec.template.spec.domain.resources.requests in body must be of type object: "array")"},
     {"limits_value_bool", vm, "/spec/template/spec/domain/resources/limits/cpu", "true", invalid,
      "spec.template.spec.domain.resources.limits[cpu]",
@@ -263,68 +263,64 @@ const BrokenField broken_fields[] = {
     {"machine_type_number", vm, "/spec/template/spec/domain/machine/type", "35", invalid,
      "spec.template.spec.domain.machine.type",
      R"(spec.template.spec.domain.machine.type in body must be of type string: "number")"},
-    {"secure_boot_string", vm, "/spec/template/spec/domain/firmware/bootloader/efi/secureBoot",
-     R"("true")", invalid, "spec.template.spec.domain.firmware.bootloader.efi.secureBoot",
+    {"secure_boot_string", vm, "/spec/template/spec/domain/firmware/bootloader/efi/secureBoot", R"("true")", invalid,
+     "spec.template.spec.domain.firmware.bootloader.efi.secureBoot",
      R"(spec.template.spec.domain.firmware.bootloader.efi.secureBoot in body must be of type boolean: "string")"},
     {"smm_bool", vm, "/spec/template/spec/domain/features/smm", "true", invalid,
      "spec.template.spec.domain.features.smm",
      R"(spec.template.spec.domain.features.smm in body must be of type object: "boolean")"},
-    {"spinlocks_negative", vm, "/spec/template/spec/domain/features/hyperv/spinlocks/spinlocks",
-     "-5", invalid, "spec.template.spec.domain.features.hyperv.spinlocks.spinlocks",
+    {"spinlocks_negative", vm, "/spec/template/spec/domain/features/hyperv/spinlocks/spinlocks", "-5", invalid,
+     "spec.template.spec.domain.features.hyperv.spinlocks.spinlocks",
      "spec.template.spec.domain.features.hyperv.spinlocks.spinlocks in body should be greater than "
      "or equal to 0"},
-    {"offset_seconds_string", vm, "/spec/template/spec/domain/clock/utc/offsetSeconds", R"("3600")",
-     invalid, "spec.template.spec.domain.clock.utc.offsetSeconds",
+    {"offset_seconds_string", vm, "/spec/template/spec/domain/clock/utc/offsetSeconds", R"("3600")", invalid,
+     "spec.template.spec.domain.clock.utc.offsetSeconds",
      R"(spec.template.spec.domain.clock.utc.offsetSeconds in body must be of type integer: "string")"},
-    {"io_threads_count_string", vm,
-     "/spec/template/spec/domain/ioThreads/supplementalPoolThreadCount", R"("2")", invalid,
-     "spec.template.spec.domain.ioThreads.supplementalPoolThreadCount",
+    {"io_threads_count_string", vm, "/spec/template/spec/domain/ioThreads/supplementalPoolThreadCount", R"("2")",
+     invalid, "spec.template.spec.domain.ioThreads.supplementalPoolThreadCount",
      R"(spec.template.spec.domain.ioThreads.supplementalPoolThreadCount in body must be of type integer: "string")"},
     {"disks_object", vm, "/spec/template/spec/domain/devices/disks", R"({"name": "root"})", invalid,
      "spec.template.spec.domain.devices.disks",
      R"(spec.template.spec.domain.devices.disks in body must be of type array: "object")"},
-    {"disk_item_string", vm, "/spec/template/spec/domain/devices/disks/1", R"("cloudinit")",
-     invalid, "spec.template.spec.domain.devices.disks[1]",
+    {"disk_item_string", vm, "/spec/template/spec/domain/devices/disks/1", R"("cloudinit")", invalid,
+     "spec.template.spec.domain.devices.disks[1]",
      R"(spec.template.spec.domain.devices.disks[1] in body must be of type object: "string")"},
-    {"disk_name_missing", vm, "/spec/template/spec/domain/devices/disks/0/name", remove_member,
-     required, "spec.template.spec.domain.devices.disks[0].name",
+    {"disk_name_missing", vm, "/spec/template/spec/domain/devices/disks/0/name", remove_member, required,
+     "spec.template.spec.domain.devices.disks[0].name",
      "spec.template.spec.domain.devices.disks[0].name in body is required"},
     {"disk_name_null", vm, "/spec/template/spec/domain/devices/disks/0/name", "null", invalid,
      "spec.template.spec.domain.devices.disks[0].name",
      R"(spec.template.spec.domain.devices.disks[0].name in body must be of type string: "null")"},
-    {"boot_order_string", vm, "/spec/template/spec/domain/devices/disks/0/bootOrder", R"("1")",
-     invalid, "spec.template.spec.domain.devices.disks[0].bootOrder",
+    {"boot_order_string", vm, "/spec/template/spec/domain/devices/disks/0/bootOrder", R"("1")", invalid,
+     "spec.template.spec.domain.devices.disks[0].bootOrder",
      R"(spec.template.spec.domain.devices.disks[0].bootOrder in body must be of type integer: "string")"},
     {"disk_bus_number", vm, "/spec/template/spec/domain/devices/disks/0/disk/bus", "1", invalid,
      "spec.template.spec.domain.devices.disks[0].disk.bus",
      R"(spec.template.spec.domain.devices.disks[0].disk.bus in body must be of type string: "number")"},
-    {"cdrom_readonly_string", vm, "/spec/template/spec/domain/devices/disks/1/cdrom/readonly",
-     R"("yes")", invalid, "spec.template.spec.domain.devices.disks[1].cdrom.readonly",
+    {"cdrom_readonly_string", vm, "/spec/template/spec/domain/devices/disks/1/cdrom/readonly", R"("yes")", invalid,
+     "spec.template.spec.domain.devices.disks[1].cdrom.readonly",
      R"(spec.template.spec.domain.devices.disks[1].cdrom.readonly in body must be of type boolean: "string")"},
-    {"masquerade_bool", vm, "/spec/template/spec/domain/devices/interfaces/0/masquerade", "true",
-     invalid, "spec.template.spec.domain.devices.interfaces[0].masquerade",
+    {"masquerade_bool", vm, "/spec/template/spec/domain/devices/interfaces/0/masquerade", "true", invalid,
+     "spec.template.spec.domain.devices.interfaces[0].masquerade",
      R"(spec.template.spec.domain.devices.interfaces[0].masquerade in body must be of type object: "boolean")"},
-    {"autoattach_graphics_string", vm,
-     "/spec/template/spec/domain/devices/autoattachGraphicsDevice", R"("false")", invalid,
-     "spec.template.spec.domain.devices.autoattachGraphicsDevice",
+    {"autoattach_graphics_string", vm, "/spec/template/spec/domain/devices/autoattachGraphicsDevice", R"("false")",
+     invalid, "spec.template.spec.domain.devices.autoattachGraphicsDevice",
      R"(spec.template.spec.domain.devices.autoattachGraphicsDevice in body must be of type boolean: "string")"},
-    {"termination_grace_string", vm, "/spec/template/spec/terminationGracePeriodSeconds", R"("30")",
-     invalid, "spec.template.spec.terminationGracePeriodSeconds",
+    {"termination_grace_string", vm, "/spec/template/spec/terminationGracePeriodSeconds", R"("30")", invalid,
+     "spec.template.spec.terminationGracePeriodSeconds",
      R"(spec.template.spec.terminationGracePeriodSeconds in body must be of type integer: "string")"},
     {"node_selector_array", vm, "/spec/template/spec/nodeSelector", R"(["amd64"])", invalid,
-     "spec.template.spec.nodeSelector",
-     R"(spec.template.spec.nodeSelector in body must be of type object: "array")"},
-    {"node_selector_value_bool", vm, "/spec/template/spec/nodeSelector/kubernetes.io~1arch", "true",
-     invalid, "spec.template.spec.nodeSelector[kubernetes.io/arch]",
+     "spec.template.spec.nodeSelector", R"(spec.template.spec.nodeSelector in body must be of type object: "array")"},
+    {"node_selector_value_bool", vm, "/spec/template/spec/nodeSelector/kubernetes.io~1arch", "true", invalid,
+     "spec.template.spec.nodeSelector[kubernetes.io/arch]",
      R"(spec.template.spec.nodeSelector[kubernetes.io/arch] in body must be of type string: "boolean")"},
-    {"architecture_number", vm, "/spec/template/spec/architecture", "64", invalid,
-     "spec.template.spec.architecture",
+    {"architecture_number", vm, "/spec/template/spec/architecture", "64", invalid, "spec.template.spec.architecture",
      R"(spec.template.spec.architecture in body must be of type string: "number")"},
     {"network_pod_string", vm, "/spec/template/spec/networks/0/pod", R"("default")", invalid,
      "spec.template.spec.networks[0].pod",
      R"(spec.template.spec.networks[0].pod in body must be of type object: "string")"},
-    {"user_data_number", vm, "/spec/template/spec/volumes/1/cloudInitNoCloud/userData", "7",
-     invalid, "spec.template.spec.volumes[1].cloudInitNoCloud.userData",
+    {"user_data_number", vm, "/spec/template/spec/volumes/1/cloudInitNoCloud/userData", "7", invalid,
+     "spec.template.spec.volumes[1].cloudInitNoCloud.userData",
      R"(spec.template.spec.volumes[1].cloudInitNoCloud.userData in body must be of type string: "number")"},
     {"data_volume_name_missing", vm, "/spec/template/spec/volumes/0/dataVolume", "{}", required,
      "spec.template.spec.volumes[0].dataVolume.name",
@@ -350,25 +346,22 @@ const BrokenField broken_fields[] = {
      R"(spec.domain.cpu.cores in body must be of type integer: "string")"},
     {"vmi_domain_array", vmi, "/spec/domain", "[]", invalid, "spec.domain",
      R"(spec.domain in body must be of type object: "array")"},
-    {"vmi_spec_string", vmi, "/spec", R"("spec")", invalid, "spec",
-     R"(spec in body must be of type object: "string")"},
+    {"vmi_spec_string", vmi, "/spec", R"("spec")", invalid, "spec", R"(spec in body must be of type object: "string")"},
     {"vmi_hostname_number", vmi, "/spec/hostname", "1", invalid, "spec.hostname",
      R"(spec.hostname in body must be of type string: "number")"},
-    {"vmi_eviction_strategy_bool", vmi, "/spec/evictionStrategy", "true", invalid,
-     "spec.evictionStrategy", R"(spec.evictionStrategy in body must be of type string: "boolean")"},
+    {"vmi_eviction_strategy_bool", vmi, "/spec/evictionStrategy", "true", invalid, "spec.evictionStrategy",
+     R"(spec.evictionStrategy in body must be of type string: "boolean")"},
     {"vmi_image_missing", vmi, "/spec/volumes/0/containerDisk/image", remove_member, required,
-     "spec.volumes[0].containerDisk.image",
-     "spec.volumes[0].containerDisk.image in body is required"},
+     "spec.volumes[0].containerDisk.image", "spec.volumes[0].containerDisk.image in body is required"},
     {"vmi_gpus_object", vmi, "/spec/domain/devices/gpus", "{}", invalid, "spec.domain.devices.gpus",
      R"(spec.domain.devices.gpus in body must be of type array: "object")"},
-    {"vmi_host_device_name_number", vmi, "/spec/domain/devices/hostDevices", R"([{"name": 1}])",
-     invalid, "spec.domain.devices.hostDevices[0].name",
+    {"vmi_host_device_name_number", vmi, "/spec/domain/devices/hostDevices", R"([{"name": 1}])", invalid,
+     "spec.domain.devices.hostDevices[0].name",
      R"(spec.domain.devices.hostDevices[0].name in body must be of type string: "number")"},
     {"vmi_tpm_bool", vmi, "/spec/domain/devices/tpm", "true", invalid, "spec.domain.devices.tpm",
      R"(spec.domain.devices.tpm in body must be of type object: "boolean")"},
     {"vmi_launch_security_string", vmi, "/spec/domain/launchSecurity", R"("sev")", invalid,
-     "spec.domain.launchSecurity",
-     R"(spec.domain.launchSecurity in body must be of type object: "string")"},
+     "spec.domain.launchSecurity", R"(spec.domain.launchSecurity in body must be of type object: "string")"},
     // Instancetypes
     {"it_guest_string", it, "/spec/cpu/guest", R"("2")", invalid, "spec.cpu.guest",
      R"(spec.cpu.guest in body must be of type integer: "string")"},
@@ -381,106 +374,84 @@ const BrokenField broken_fields[] = {
     {"it_spec_missing", it, "/spec", remove_member, required, "spec", "spec in body is required"},
     {"it_memory_guest_array", it, "/spec/memory/guest", "[]", invalid, "spec.memory.guest",
      R"(spec.memory.guest in body must be of type string,integer,number: "array")"},
-    {"it_overcommit_string", it, "/spec/memory/overcommitPercent", R"("10")", invalid,
-     "spec.memory.overcommitPercent",
+    {"it_overcommit_string", it, "/spec/memory/overcommitPercent", R"("10")", invalid, "spec.memory.overcommitPercent",
      R"(spec.memory.overcommitPercent in body must be of type integer: "string")"},
     {"it_dedicated_string", it, "/spec/cpu/dedicatedCPUPlacement", R"("true")", invalid,
-     "spec.cpu.dedicatedCPUPlacement",
-     R"(spec.cpu.dedicatedCPUPlacement in body must be of type boolean: "string")"},
-    {"it_max_sockets_above_uint32", it, "/spec/cpu/maxSockets", "4294967296", invalid,
-     "spec.cpu.maxSockets",
+     "spec.cpu.dedicatedCPUPlacement", R"(spec.cpu.dedicatedCPUPlacement in body must be of type boolean: "string")"},
+    {"it_max_sockets_above_uint32", it, "/spec/cpu/maxSockets", "4294967296", invalid, "spec.cpu.maxSockets",
      "spec.cpu.maxSockets in body should be less than or equal to 4294967295"},
-    {"it_node_selector_value_number", it, "/spec/nodeSelector", R"({"zone": 1})", invalid,
-     "spec.nodeSelector[zone]",
+    {"it_node_selector_value_number", it, "/spec/nodeSelector", R"({"zone": 1})", invalid, "spec.nodeSelector[zone]",
      R"(spec.nodeSelector[zone] in body must be of type string: "number")"},
     {"it_annotations_array", it, "/spec/annotations", "[]", invalid, "spec.annotations",
      R"(spec.annotations in body must be of type object: "array")"},
     {"it_page_size_number", it, "/spec/memory/hugepages", R"({"pageSize": 1})", invalid,
-     "spec.memory.hugepages.pageSize",
-     R"(spec.memory.hugepages.pageSize in body must be of type string: "number")"},
-    {"it_io_threads_policy_bool", it, "/spec/ioThreadsPolicy", "true", invalid,
-     "spec.ioThreadsPolicy", R"(spec.ioThreadsPolicy in body must be of type string: "boolean")"},
+     "spec.memory.hugepages.pageSize", R"(spec.memory.hugepages.pageSize in body must be of type string: "number")"},
+    {"it_io_threads_policy_bool", it, "/spec/ioThreadsPolicy", "true", invalid, "spec.ioThreadsPolicy",
+     R"(spec.ioThreadsPolicy in body must be of type string: "boolean")"},
     // Preferences
-    {"pref_spec_missing", pref, "/spec", remove_member, required, "spec",
-     "spec in body is required"},
-    {"pref_topology_number", pref, "/spec/cpu/preferredCPUTopology", "1", invalid,
-     "spec.cpu.preferredCPUTopology",
+    {"pref_spec_missing", pref, "/spec", remove_member, required, "spec", "spec in body is required"},
+    {"pref_topology_number", pref, "/spec/cpu/preferredCPUTopology", "1", invalid, "spec.cpu.preferredCPUTopology",
      R"(spec.cpu.preferredCPUTopology in body must be of type string: "number")"},
     {"pref_spread_ratio_string", pref, "/spec/cpu/spreadOptions", R"({"ratio": "2"})", invalid,
-     "spec.cpu.spreadOptions.ratio",
-     R"(spec.cpu.spreadOptions.ratio in body must be of type integer: "string")"},
+     "spec.cpu.spreadOptions.ratio", R"(spec.cpu.spreadOptions.ratio in body must be of type integer: "string")"},
     {"pref_spread_across_number", pref, "/spec/cpu/spreadOptions", R"({"across": 1})", invalid,
-     "spec.cpu.spreadOptions.across",
-     R"(spec.cpu.spreadOptions.across in body must be of type string: "number")"},
-    {"pref_cpu_feature_name_missing", pref, "/spec/cpu/preferredCPUFeatures",
-     R"([{"policy": "require"}])", required, "spec.cpu.preferredCPUFeatures[0].name",
-     "spec.cpu.preferredCPUFeatures[0].name in body is required"},
+     "spec.cpu.spreadOptions.across", R"(spec.cpu.spreadOptions.across in body must be of type string: "number")"},
+    {"pref_cpu_feature_name_missing", pref, "/spec/cpu/preferredCPUFeatures", R"([{"policy": "require"}])", required,
+     "spec.cpu.preferredCPUFeatures[0].name", "spec.cpu.preferredCPUFeatures[0].name in body is required"},
     {"pref_socket_core_ratio_negative", pref, "/spec/preferSpreadSocketToCoreRatio", "-2", invalid,
      "spec.preferSpreadSocketToCoreRatio",
      "spec.preferSpreadSocketToCoreRatio in body should be greater than or equal to 0"},
     {"pref_disk_bus_number", pref, "/spec/devices", R"({"preferredDiskBus": 1})", invalid,
-     "spec.devices.preferredDiskBus",
-     R"(spec.devices.preferredDiskBus in body must be of type string: "number")"},
-    {"pref_autoattach_string", pref, "/spec/devices",
-     R"({"preferredAutoattachGraphicsDevice": "false"})", invalid,
+     "spec.devices.preferredDiskBus", R"(spec.devices.preferredDiskBus in body must be of type string: "number")"},
+    {"pref_autoattach_string", pref, "/spec/devices", R"({"preferredAutoattachGraphicsDevice": "false"})", invalid,
      "spec.devices.preferredAutoattachGraphicsDevice",
      R"(spec.devices.preferredAutoattachGraphicsDevice in body must be of type boolean: "string")"},
-    {"pref_tpm_bool", pref, "/spec/devices", R"({"preferredTPM": true})", invalid,
-     "spec.devices.preferredTPM",
+    {"pref_tpm_bool", pref, "/spec/devices", R"({"preferredTPM": true})", invalid, "spec.devices.preferredTPM",
      R"(spec.devices.preferredTPM in body must be of type object: "boolean")"},
     {"pref_block_size_logical_string", pref, "/spec/devices",
      R"({"preferredDiskBlockSize": {"custom": {"logical": "512"}}})", invalid,
      "spec.devices.preferredDiskBlockSize.custom.logical",
      R"(spec.devices.preferredDiskBlockSize.custom.logical in body must be of type integer: "string")"},
-    {"pref_smm_enabled_string", pref, "/spec/features", R"({"preferredSmm": {"enabled": "yes"}})",
-     invalid, "spec.features.preferredSmm.enabled",
+    {"pref_smm_enabled_string", pref, "/spec/features", R"({"preferredSmm": {"enabled": "yes"}})", invalid,
+     "spec.features.preferredSmm.enabled",
      R"(spec.features.preferredSmm.enabled in body must be of type boolean: "string")"},
-    {"pref_hyperv_vendorid_number", pref, "/spec/features",
-     R"({"preferredHyperv": {"vendorid": {"vendorid": 1}}})", invalid,
-     "spec.features.preferredHyperv.vendorid.vendorid",
+    {"pref_hyperv_vendorid_number", pref, "/spec/features", R"({"preferredHyperv": {"vendorid": {"vendorid": 1}}})",
+     invalid, "spec.features.preferredHyperv.vendorid.vendorid",
      R"(spec.features.preferredHyperv.vendorid.vendorid in body must be of type string: "number")"},
     {"pref_use_efi_string", pref, "/spec/firmware", R"({"preferredUseEfi": "true"})", invalid,
-     "spec.firmware.preferredUseEfi",
-     R"(spec.firmware.preferredUseEfi in body must be of type boolean: "string")"},
-    {"pref_efi_secure_boot_number", pref, "/spec/firmware",
-     R"({"preferredEfi": {"secureBoot": 1}})", invalid, "spec.firmware.preferredEfi.secureBoot",
+     "spec.firmware.preferredUseEfi", R"(spec.firmware.preferredUseEfi in body must be of type boolean: "string")"},
+    {"pref_efi_secure_boot_number", pref, "/spec/firmware", R"({"preferredEfi": {"secureBoot": 1}})", invalid,
+     "spec.firmware.preferredEfi.secureBoot",
      R"(spec.firmware.preferredEfi.secureBoot in body must be of type boolean: "number")"},
     {"pref_machine_type_number", pref, "/spec/machine", R"({"preferredMachineType": 1})", invalid,
      "spec.machine.preferredMachineType",
      R"(spec.machine.preferredMachineType in body must be of type string: "number")"},
-    {"pref_storage_class_number", pref, "/spec/volumes", R"({"preferredStorageClassName": 1})",
-     invalid, "spec.volumes.preferredStorageClassName",
+    {"pref_storage_class_number", pref, "/spec/volumes", R"({"preferredStorageClassName": 1})", invalid,
+     "spec.volumes.preferredStorageClassName",
      R"(spec.volumes.preferredStorageClassName in body must be of type string: "number")"},
-    {"pref_requirements_cpu_string", pref, "/spec/requirements", R"({"cpu": {"guest": "1"}})",
-     invalid, "spec.requirements.cpu.guest",
-     R"(spec.requirements.cpu.guest in body must be of type integer: "string")"},
-    {"pref_requirements_memory_guest_missing", pref, "/spec/requirements", R"({"memory": {}})",
-     required, "spec.requirements.memory.guest",
-     "spec.requirements.memory.guest in body is required"},
-    {"pref_requirements_memory_guest_bool", pref, "/spec/requirements",
-     R"({"memory": {"guest": false}})", invalid, "spec.requirements.memory.guest",
+    {"pref_requirements_cpu_string", pref, "/spec/requirements", R"({"cpu": {"guest": "1"}})", invalid,
+     "spec.requirements.cpu.guest", R"(spec.requirements.cpu.guest in body must be of type integer: "string")"},
+    {"pref_requirements_memory_guest_missing", pref, "/spec/requirements", R"({"memory": {}})", required,
+     "spec.requirements.memory.guest", "spec.requirements.memory.guest in body is required"},
+    {"pref_requirements_memory_guest_bool", pref, "/spec/requirements", R"({"memory": {"guest": false}})", invalid,
+     "spec.requirements.memory.guest",
      R"(spec.requirements.memory.guest in body must be of type string,integer,number: "boolean")"},
-    {"pref_clock_offset_string", pref, "/spec/clock",
-     R"({"preferredClockOffset": {"utc": {"offsetSeconds": "1"}}})", invalid,
-     "spec.clock.preferredClockOffset.utc.offsetSeconds",
+    {"pref_clock_offset_string", pref, "/spec/clock", R"({"preferredClockOffset": {"utc": {"offsetSeconds": "1"}}})",
+     invalid, "spec.clock.preferredClockOffset.utc.offsetSeconds",
      R"(spec.clock.preferredClockOffset.utc.offsetSeconds in body must be of type integer: "string")"},
-    {"pref_timer_present_string", pref, "/spec/clock",
-     R"({"preferredTimer": {"hpet": {"present": "no"}}})", invalid,
+    {"pref_timer_present_string", pref, "/spec/clock", R"({"preferredTimer": {"hpet": {"present": "no"}}})", invalid,
      "spec.clock.preferredTimer.hpet.present",
      R"(spec.clock.preferredTimer.hpet.present in body must be of type boolean: "string")"},
-    {"pref_termination_grace_string", pref, "/spec/preferredTerminationGracePeriodSeconds",
-     R"("30")", invalid, "spec.preferredTerminationGracePeriodSeconds",
+    {"pref_termination_grace_string", pref, "/spec/preferredTerminationGracePeriodSeconds", R"("30")", invalid,
+     "spec.preferredTerminationGracePeriodSeconds",
      R"(spec.preferredTerminationGracePeriodSeconds in body must be of type integer: "string")"},
-    {"pref_architecture_number", pref, "/spec/preferredArchitecture", "1", invalid,
-     "spec.preferredArchitecture",
+    {"pref_architecture_number", pref, "/spec/preferredArchitecture", "1", invalid, "spec.preferredArchitecture",
      R"(spec.preferredArchitecture in body must be of type string: "number")"},
-    {"pref_subdomain_bool", pref, "/spec/preferredSubdomain", "true", invalid,
-     "spec.preferredSubdomain",
+    {"pref_subdomain_bool", pref, "/spec/preferredSubdomain", "true", invalid, "spec.preferredSubdomain",
      R"(spec.preferredSubdomain in body must be of type string: "boolean")"},
-    {"pref_annotation_value_bool", pref, "/spec/annotations", R"({"x": true})", invalid,
-     "spec.annotations[x]", R"(spec.annotations[x] in body must be of type string: "boolean")"},
-    {"pref_launch_security_array", pref, "/spec/preferredLaunchSecurity", "[]", invalid,
-     "spec.preferredLaunchSecurity",
+    {"pref_annotation_value_bool", pref, "/spec/annotations", R"({"x": true})", invalid, "spec.annotations[x]",
+     R"(spec.annotations[x] in body must be of type string: "boolean")"},
+    {"pref_launch_security_array", pref, "/spec/preferredLaunchSecurity", "[]", invalid, "spec.preferredLaunchSecurity",
      R"(spec.preferredLaunchSecurity in body must be of type object: "array")"},
 };
 
@@ -505,9 +476,7 @@ TEST_P(StructureBrokenField, GivesExactlyOneCause) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Structure, StructureBrokenField, ::testing::ValuesIn(broken_fields),
-                         [](const ::testing::TestParamInfo<BrokenField>& param) {
-                           return param.param.name;
-                         });
+                         [](const ::testing::TestParamInfo<BrokenField>& param) { return param.param.name; });
 
 // ---------------------------------------------------------------------------------------
 // Null, ordering, roots.
@@ -584,27 +553,23 @@ TEST(StructureValidator, ErrorsComeInDocumentOrderOnePerPath) {
        "spec.template.spec.domain.cpu.cores in body should be greater than or equal to 0"},
       {invalid, "spec.running", R"(spec.running in body must be of type boolean: "string")"},
       {invalid, "metadata.name", R"(metadata.name in body must be of type string: "number")"},
-      {invalid, "metadata.labels[b]",
-       R"(metadata.labels[b] in body must be of type string: "number")"},
-      {invalid, "metadata.labels[a]",
-       R"(metadata.labels[a] in body must be of type string: "number")"},
+      {invalid, "metadata.labels[b]", R"(metadata.labels[b] in body must be of type string: "number")"},
+      {invalid, "metadata.labels[a]", R"(metadata.labels[a] in body must be of type string: "number")"},
   };
   EXPECT_EQ(errors, expected) << describe(errors);
 }
 
 TEST(StructureValidator, NonObjectRootsGiveOneCauseWithoutPath) {
-  const std::pair<std::string_view, std::string_view> roots[] = {
-      {"[]", "array"},   {R"([{"spec": {}}])", "array"}, {"5", "number"},
-      {"1.5", "number"}, {R"("vm")", "string"},          {"true", "boolean"},
-      {"null", "null"}};
-  for (StructureKind kind :
-       {StructureKind::virtual_machine, StructureKind::virtual_machine_instance,
-        StructureKind::instancetype_spec, StructureKind::preference_spec}) {
+  const std::pair<std::string_view, std::string_view> roots[] = {{"[]", "array"},       {R"([{"spec": {}}])", "array"},
+                                                                 {"5", "number"},       {"1.5", "number"},
+                                                                 {R"("vm")", "string"}, {"true", "boolean"},
+                                                                 {"null", "null"}};
+  for (StructureKind kind : {StructureKind::virtual_machine, StructureKind::virtual_machine_instance,
+                             StructureKind::instancetype_spec, StructureKind::preference_spec}) {
     for (const auto& [text, type] : roots) {
       const json::Document object = parse(text);
       const ErrorList errors = validator().validate(kind, object);
-      const ErrorList expected = {
-          {invalid, "", "body must be of type object: \"" + std::string(type) + "\""}};
+      const ErrorList expected = {{invalid, "", "body must be of type object: \"" + std::string(type) + "\""}};
       EXPECT_EQ(errors, expected) << text << "\n" << describe(errors);
     }
   }
@@ -629,15 +594,13 @@ TEST(StructureValidator, TenMegabyteStrings) {
       .Set(object, json::make_string(big, allocator));
   EXPECT_TRUE(validator().validate(StructureKind::virtual_machine, object).empty());
 
-  rapidjson::Pointer("/spec/template/spec/domain/cpu/cores")
-      .Set(object, json::make_string(big, allocator));
+  rapidjson::Pointer("/spec/template/spec/domain/cpu/cores").Set(object, json::make_string(big, allocator));
   json::Value& labels = *rapidjson::Pointer("/metadata/labels").Get(object);
   labels.AddMember(json::make_string(big, allocator), json::Value(1), allocator);
   const ErrorList errors = validator().validate(StructureKind::virtual_machine, object);
   ASSERT_EQ(errors.size(), 2U) << errors.size();
   EXPECT_EQ(errors[0].field, "metadata.labels[" + big + "]");
-  EXPECT_EQ(errors[1].message,
-            R"(spec.template.spec.domain.cpu.cores in body must be of type integer: "string")");
+  EXPECT_EQ(errors[1].message, R"(spec.template.spec.domain.cpu.cores in body must be of type integer: "string")");
 }
 
 std::string nested_arrays(std::size_t depth, std::string_view leaf) {
@@ -651,16 +614,14 @@ TEST(StructureValidator, DeepNesting) {
   for (std::size_t depth : {1000U, 100000U}) {
     const std::string deep = nested_arrays(depth, "1");
     // Under an unknown field and under a declared object field: accepted.
-    json::Document vm_doc = parse(R"({"spec": {"future": )" + deep +
-                                  R"(, "template": {"spec": {"affinity": {"x": )" + deep + "}}}}}");
+    json::Document vm_doc =
+        parse(R"({"spec": {"future": )" + deep + R"(, "template": {"spec": {"affinity": {"x": )" + deep + "}}}}}");
     EXPECT_TRUE(validator().validate(StructureKind::virtual_machine, vm_doc).empty()) << depth;
     // As a typed field and as the root: one type error each.
-    json::Document typed =
-        parse(R"({"spec": {"template": {"spec": {"domain": {"cpu": {"cores": )" + deep + "}}}}}}");
+    json::Document typed = parse(R"({"spec": {"template": {"spec": {"domain": {"cpu": {"cores": )" + deep + "}}}}}}");
     const ErrorList errors = validator().validate(StructureKind::virtual_machine, typed);
     ASSERT_EQ(errors.size(), 1U) << describe(errors);
-    EXPECT_EQ(errors[0].message,
-              R"(spec.template.spec.domain.cpu.cores in body must be of type integer: "array")");
+    EXPECT_EQ(errors[0].message, R"(spec.template.spec.domain.cpu.cores in body must be of type integer: "array")");
     json::Document root = parse(deep);
     EXPECT_EQ(validator().validate(StructureKind::preference_spec, root).size(), 1U);
   }
@@ -736,8 +697,7 @@ std::optional<StructureKind> kind_of(const json::Value& object) {
   return std::nullopt;
 }
 
-std::vector<std::filesystem::path> files_in(const std::filesystem::path& dir,
-                                            std::string_view extension) {
+std::vector<std::filesystem::path> files_in(const std::filesystem::path& dir, std::string_view extension) {
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() == extension) {
@@ -768,9 +728,8 @@ TEST(StructureRealObjects, AcceptanceCasesPass) {
     for (const json::Value* object : objects) {
       if (const auto kind = kind_of(*object)) {
         const ErrorList errors = validator().validate(*kind, *object);
-        EXPECT_TRUE(errors.empty())
-            << path.filename() << " " << json::find_string(*object, "kind") << "\n"
-            << describe(errors);
+        EXPECT_TRUE(errors.empty()) << path.filename() << " " << json::find_string(*object, "kind") << "\n"
+                                    << describe(errors);
         ++checked;
       }
     }
@@ -779,10 +738,8 @@ TEST(StructureRealObjects, AcceptanceCasesPass) {
 }
 
 TEST(StructureRealObjects, BenchmarkBodiesPass) {
-  for (const char* name : {"admissionreview-small.json", "admissionreview-medium.json",
-                           "admissionreview-large.json"}) {
-    const json::Document review =
-        parse(testing::read_file((shared_dir / "bench" / "bodies" / name).string()));
+  for (const char* name : {"admissionreview-small.json", "admissionreview-medium.json", "admissionreview-large.json"}) {
+    const json::Document review = parse(testing::read_file((shared_dir / "bench" / "bodies" / name).string()));
     const json::Value* object = json::find_path(review, {"request", "object"});
     ASSERT_NE(object, nullptr) << name;
     const auto kind = kind_of(*object);
@@ -857,8 +814,7 @@ class KustomizeYamlReader {
       ++position_;
       json::Value value;
       if (rest.empty()) {
-        const bool nested = position_ < lines_.size() &&
-                            indent_of(lines_[position_]) != std::string::npos &&
+        const bool nested = position_ < lines_.size() && indent_of(lines_[position_]) != std::string::npos &&
                             indent_of(lines_[position_]) > indent;
         value = nested ? mapping(indent_of(lines_[position_]), allocator) : json::Value();
       } else if (rest == "|" || rest == "|-") {
@@ -883,8 +839,7 @@ class KustomizeYamlReader {
       if (at != std::string::npos && content_indent == std::string::npos) {
         content_indent = at;
       }
-      text += (at == std::string::npos ? "" : line.substr(std::min(content_indent, line.size()))) +
-              "\n";
+      text += (at == std::string::npos ? "" : line.substr(std::min(content_indent, line.size()))) + "\n";
       ++position_;
     }
     while (!text.empty() && text.back() == '\n') {
@@ -942,9 +897,7 @@ TEST(StructureRealObjects, CommonInstancetypesAndPreferencesPass) {
       ASSERT_TRUE(kind.has_value()) << name << ": " << json::find_string(object, "kind");
       (*kind == StructureKind::instancetype_spec ? instancetypes : preferences) += 1;
       const ErrorList errors = validator().validate(*kind, object);
-      EXPECT_TRUE(errors.empty()) << json::find_string(*json::find_object(object, "metadata"),
-                                                       "name")
-                                  << "\n"
+      EXPECT_TRUE(errors.empty()) << json::find_string(*json::find_object(object, "metadata"), "name") << "\n"
                                   << describe(errors);
     }
   }
@@ -954,12 +907,10 @@ TEST(StructureRealObjects, CommonInstancetypesAndPreferencesPass) {
 }
 
 TEST(StructureRealObjects, KustomizeYamlReaderKeepsTypes) {
-  KustomizeYamlReader reader(
-      "a:\n  b: 1\n  c: \"1\"\n  d: 1.5Gi\n  e: true\n  f: {}\n  g: |-\n    x\n\n    y\n");
+  KustomizeYamlReader reader("a:\n  b: 1\n  c: \"1\"\n  d: 1.5Gi\n  e: true\n  f: {}\n  g: |-\n    x\n\n    y\n");
   const std::vector<json::Document> documents = reader.documents();
   ASSERT_EQ(documents.size(), 1U);
-  EXPECT_EQ(dump(documents[0]),
-            R"({"a":{"b":1,"c":"1","d":"1.5Gi","e":true,"f":{},"g":"x\n\ny"}})");
+  EXPECT_EQ(dump(documents[0]), R"({"a":{"b":1,"c":"1","d":"1.5Gi","e":true,"f":{},"g":"x\n\ny"}})");
 }
 
 }  // namespace

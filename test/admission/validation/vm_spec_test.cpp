@@ -70,7 +70,8 @@ TEST(ValidationVmSpec, TemplateIsValidatedUnderItsPath) {
                           R"({"domain": {"firmware": {"bootloader": {"efi": {}}}, "devices": {}}})")),
             "FieldValueInvalid spec.template.spec.domain: spec.template.spec.domain has EFI SecureBoot enabled. "
             "SecureBoot requires SMM, which is currently disabled.\n");
-  EXPECT_EQ(check(vm_with(R"("runStrategy": "Always")", R"({"domain": {"machine": {"type": "pc-i440fx-2.12"}, "devices": {}}})")),
+  EXPECT_EQ(check(vm_with(R"("runStrategy": "Always")",
+                          R"({"domain": {"machine": {"type": "pc-i440fx-2.12"}, "devices": {}}})")),
             "FieldValueInvalid spec.template.spec.domain.machine.type: spec.template.spec.domain.machine.type is not "
             "supported: pc-i440fx-2.12 (allowed values: [q35* pc-q35*])\n");
 }
@@ -78,30 +79,38 @@ TEST(ValidationVmSpec, TemplateIsValidatedUnderItsPath) {
 TEST(ValidationVmSpec, VmiOnlyRulesDoNotApply) {
   // No memory, a volume without disk, an arm64 CPU model and an unknown architecture are all fine
   // on a VM template.
-  EXPECT_EQ(check(vm_with(R"("runStrategy": "Halted")", R"({"architecture": "arm64", "domain": {"cpu": {"model": "host-model"},
+  EXPECT_EQ(check(vm_with(R"("runStrategy": "Halted")",
+                          R"({"architecture": "arm64", "domain": {"cpu": {"model": "host-model"},
       "devices": {}}, "volumes": [{"name": "orphan", "emptyDisk": {"capacity": "1Gi"}}]})")),
             "");
   EXPECT_EQ(check(vm_with(R"("runStrategy": "Halted")", R"({"architecture": "mips", "domain": {"devices": {}}})")), "");
   EXPECT_EQ(check(vm_with(R"("runStrategy": "Halted")", "null")), "");
 }
 
-std::string with_templates(std::string_view templates, std::string_view volumes = R"([{"name": "root", "dataVolume": {"name": "root"}}])") {
+std::string with_templates(std::string_view templates,
+                           std::string_view volumes = R"([{"name": "root", "dataVolume": {"name": "root"}}])") {
   return vm_with(R"("runStrategy": "Always", "dataVolumeTemplates": )" + std::string(templates),
                  R"({"domain": {"devices": {"disks": [{"name": "root"}]}}, "volumes": )" + std::string(volumes) + "}");
 }
 
 TEST(ValidationVmSpec, ValidDataVolumeTemplates) {
-  EXPECT_EQ(check(with_templates(R"([{"metadata": {"name": "root"}, "spec": {"storage": {}, "sourceRef": {"kind": "DataSource", "name": "fedora"}}}])")),
-            "");
-  EXPECT_EQ(check(with_templates(R"([{"metadata": {"name": "root"}, "spec": {"pvc": {}, "source": {"http": {"url": "http://x"}}}}])")),
+  EXPECT_EQ(
+      check(with_templates(
+          R"([{"metadata": {"name": "root"}, "spec": {"storage": {}, "sourceRef": {"kind": "DataSource", "name": "fedora"}}}])")),
+      "");
+  EXPECT_EQ(check(with_templates(
+                R"([{"metadata": {"name": "root"}, "spec": {"pvc": {}, "source": {"http": {"url": "http://x"}}}}])")),
             "");
   // Externally populated through the claim's dataSourceRef.
-  EXPECT_EQ(check(with_templates(R"([{"metadata": {"name": "root"}, "spec": {"pvc": {"dataSourceRef": {"kind": "VolumeSnapshot", "name": "s"}}}}])")),
-            "");
+  EXPECT_EQ(
+      check(with_templates(
+          R"([{"metadata": {"name": "root"}, "spec": {"pvc": {"dataSourceRef": {"kind": "VolumeSnapshot", "name": "s"}}}}])")),
+      "");
   // Referenced by a persistentVolumeClaim volume.
-  EXPECT_EQ(check(with_templates(R"([{"metadata": {"name": "root"}, "spec": {"storage": {}, "source": {"blank": {}}}}])",
-                                 R"([{"name": "root", "persistentVolumeClaim": {"claimName": "root"}}])")),
-            "");
+  EXPECT_EQ(
+      check(with_templates(R"([{"metadata": {"name": "root"}, "spec": {"storage": {}, "source": {"blank": {}}}}])",
+                           R"([{"name": "root", "persistentVolumeClaim": {"claimName": "root"}}])")),
+      "");
 }
 
 TEST(ValidationVmSpec, DataVolumeTemplateMessages) {
@@ -111,19 +120,22 @@ TEST(ValidationVmSpec, DataVolumeTemplateMessages) {
   };
   const Case cases[] = {
       {R"({"metadata": {}, "spec": {"storage": {}}})",
-       "FieldValueRequired spec.dataVolumeTemplate[0].name: 'name' field must not be empty for DataVolumeTemplate entry "
+       "FieldValueRequired spec.dataVolumeTemplate[0].name: 'name' field must not be empty for DataVolumeTemplate "
+       "entry "
        "spec.dataVolumeTemplate[0].name.\n"},
       {R"({"metadata": {"name": "root"}, "spec": {"source": {"blank": {}}}})",
        "FieldValueInvalid spec.dataVolumeTemplate[0].PVC.Storage: Missing Data volume PVC or Storage\n"},
       {R"({"metadata": {"name": "root"}, "spec": {"pvc": {}, "storage": {}, "source": {"blank": {}}}})",
-       "FieldValueInvalid spec.dataVolumeTemplate[0].PVC.Storage: Duplicate storage definition, both target storage and "
+       "FieldValueInvalid spec.dataVolumeTemplate[0].PVC.Storage: Duplicate storage definition, both target storage "
+       "and "
        "target pvc defined\n"},
       {R"({"metadata": {"name": "root"}, "spec": {"storage": {"dataSource": {"kind": "PersistentVolumeClaim", "name": "p"}},
           "source": {"blank": {}}}})",
        "FieldValueInvalid spec.dataVolumeTemplate[0].source: External population is incompatible with Source and "
        "SourceRef\n"},
       {R"({"metadata": {"name": "root"}, "spec": {"storage": {}}})",
-       "FieldValueInvalid spec.dataVolumeTemplate[0].source.sourceRef: Data volume should have either Source, SourceRef, "
+       "FieldValueInvalid spec.dataVolumeTemplate[0].source.sourceRef: Data volume should have either Source, "
+       "SourceRef, "
        "or be externally populated\n"},
       {R"({"metadata": {"name": "root"}, "spec": {"storage": {}, "source": {}}})",
        "FieldValueInvalid spec.dataVolumeTemplate[0].source: Missing dataVolume valid source\n"},
@@ -136,41 +148,49 @@ TEST(ValidationVmSpec, DataVolumeTemplateMessages) {
 }
 
 TEST(ValidationVmSpec, DataVolumeTemplateMustBeReferenced) {
-  EXPECT_EQ(check(with_templates(R"([{"metadata": {"name": "root"}, "spec": {"storage": {}, "source": {"blank": {}}}},
+  EXPECT_EQ(
+      check(with_templates(R"([{"metadata": {"name": "root"}, "spec": {"storage": {}, "source": {"blank": {}}}},
                                      {"metadata": {"name": "extra"}, "spec": {"storage": {}, "source": {"blank": {}}}}])")),
-            "FieldValueRequired spec.dataVolumeTemplate[1]: DataVolumeTemplate entry spec.dataVolumeTemplate[1] must be "
-            "referenced in the VMI template's 'volumes' list\n");
+      "FieldValueRequired spec.dataVolumeTemplate[1]: DataVolumeTemplate entry spec.dataVolumeTemplate[1] must be "
+      "referenced in the VMI template's 'volumes' list\n");
 }
 
 TEST(ValidationVmSpec, EmbeddedNamespaceMustMatch) {
   const std::string vm = with_templates(
       R"([{"metadata": {"name": "root", "namespace": "other"}, "spec": {"storage": {}, "source": {"blank": {}}}}])");
-  EXPECT_EQ(check(vm),
-            "FieldValueInvalid spec.dataVolumeTemplates[0]: Embedded DataVolume namespace other differs from VM namespace "
-            "default\n");
+  EXPECT_EQ(
+      check(vm),
+      "FieldValueInvalid spec.dataVolumeTemplates[0]: Embedded DataVolume namespace other differs from VM namespace "
+      "default\n");
   EXPECT_EQ(describe(validate_vm_spec(parse(vm), "other", ClusterConfig{})), "");
-  EXPECT_EQ(check(with_templates(
-                R"([{"metadata": {"name": "root", "namespace": "default"}, "spec": {"storage": {}, "source": {"blank": {}}}}])")),
-            "");
+  EXPECT_EQ(
+      check(with_templates(
+          R"([{"metadata": {"name": "root", "namespace": "default"}, "spec": {"storage": {}, "source": {"blank": {}}}}])")),
+      "");
 }
 
 TEST(ValidationVmSpec, NamespaceCheckIsALaterStage) {
   // storageadmitters.Admit runs only when ValidateVirtualMachineSpec found nothing.
-  const std::string vm = vm_with(R"("dataVolumeTemplates": [{"metadata": {"name": "root", "namespace": "other"},
+  const std::string vm =
+      vm_with(R"("dataVolumeTemplates": [{"metadata": {"name": "root", "namespace": "other"},
       "spec": {"storage": {}, "source": {"blank": {}}}}])",
-                                 R"({"domain": {"devices": {}}, "volumes": [{"name": "root", "dataVolume": {"name": "root"}}]})");
+              R"({"domain": {"devices": {}}, "volumes": [{"name": "root", "dataVolume": {"name": "root"}}]})");
   EXPECT_EQ(check(vm), "FieldValueInvalid spec.running: RunStrategy must be specified\n");
 }
 
 TEST(ValidationVmSpec, LiveUpdateSockets) {
-  const std::string vm = vm_with(R"("runStrategy": "Always")", R"({"domain": {"cpu": {"sockets": 8, "maxSockets": 4}, "devices": {}}})");
-  EXPECT_EQ(check(vm),
-            "FieldValueInvalid spec.template.spec.domain.cpu.sockets: Number of sockets in CPU topology is greater than the "
-            "maximum sockets allowed\n");
+  const std::string vm =
+      vm_with(R"("runStrategy": "Always")", R"({"domain": {"cpu": {"sockets": 8, "maxSockets": 4}, "devices": {}}})");
+  EXPECT_EQ(
+      check(vm),
+      "FieldValueInvalid spec.template.spec.domain.cpu.sockets: Number of sockets in CPU topology is greater than the "
+      "maximum sockets allowed\n");
   ClusterConfig stage;
   stage.vm_rollout_strategy = "Stage";
   EXPECT_EQ(check(vm, stage), "");
-  EXPECT_EQ(check(vm_with(R"("runStrategy": "Always")", R"({"domain": {"cpu": {"sockets": 4, "maxSockets": 4}, "devices": {}}})")), "");
+  EXPECT_EQ(check(vm_with(R"("runStrategy": "Always")",
+                          R"({"domain": {"cpu": {"sockets": 4, "maxSockets": 4}, "devices": {}}})")),
+            "");
 }
 
 TEST(ValidationVmSpec, LiveUpdateMemoryWithMaxGuest) {
@@ -207,7 +227,8 @@ TEST(ValidationVmSpec, LiveUpdateMemoryWithMaxGuest) {
         << c.template_spec;
   }
   // Without maxGuest there is nothing to check; outside LiveUpdate neither.
-  EXPECT_EQ(check(vm_with(R"("runStrategy": "Always")", R"({"architecture": "s390x", "domain": {"memory": {"guest": "1Mi"}, "devices": {}}})")),
+  EXPECT_EQ(check(vm_with(R"("runStrategy": "Always")",
+                          R"({"architecture": "s390x", "domain": {"memory": {"guest": "1Mi"}, "devices": {}}})")),
             "");
   ClusterConfig stage;
   stage.vm_rollout_strategy = "Stage";
@@ -215,13 +236,15 @@ TEST(ValidationVmSpec, LiveUpdateMemoryWithMaxGuest) {
 }
 
 TEST(ValidationVmSpec, TemplateCausesThenDataVolumesThenRunStrategy) {
-  const std::string vm = vm_with(R"("runStrategy": "Never", "dataVolumeTemplates": [{"metadata": {"name": "root"}, "spec": {}}])",
-                                 R"({"domain": {"devices": {"inputs": [{"name": "i", "type": "mouse"}]}},
+  const std::string vm =
+      vm_with(R"("runStrategy": "Never", "dataVolumeTemplates": [{"metadata": {"name": "root"}, "spec": {}}])",
+              R"({"domain": {"devices": {"inputs": [{"name": "i", "type": "mouse"}]}},
                                      "volumes": [{"name": "root", "dataVolume": {"name": "root"}}]})");
-  EXPECT_EQ(check(vm),
-            "FieldValueInvalid spec.template.spec.domain.devices.inputs[0].type: Input device can have only tablet type.\n"
-            "FieldValueInvalid spec.dataVolumeTemplate[0].PVC.Storage: Missing Data volume PVC or Storage\n"
-            "FieldValueInvalid spec.runStrategy: Invalid RunStrategy (Never)\n");
+  EXPECT_EQ(
+      check(vm),
+      "FieldValueInvalid spec.template.spec.domain.devices.inputs[0].type: Input device can have only tablet type.\n"
+      "FieldValueInvalid spec.dataVolumeTemplate[0].PVC.Storage: Missing Data volume PVC or Storage\n"
+      "FieldValueInvalid spec.runStrategy: Invalid RunStrategy (Never)\n");
 }
 
 }  // namespace

@@ -57,8 +57,10 @@ TEST(ValidationVmiOnly, MemoryIsMandatory) {
   EXPECT_EQ(check_spec(R"({"architecture": "amd64"})"), missing);
   EXPECT_EQ(check_spec(R"({"architecture": "amd64", "domain": {"memory": {}}})"), missing);
   // Limits alone do not count (the mutator turns them into memory.guest first).
-  EXPECT_EQ(check_spec(R"({"architecture": "amd64", "domain": {"resources": {"limits": {"memory": "1Gi"}}}})"), missing);
-  EXPECT_EQ(check_spec(R"({"architecture": "amd64", "domain": {"resources": {"requests": {"memory": "0"}}}})"), missing);
+  EXPECT_EQ(check_spec(R"({"architecture": "amd64", "domain": {"resources": {"limits": {"memory": "1Gi"}}}})"),
+            missing);
+  EXPECT_EQ(check_spec(R"({"architecture": "amd64", "domain": {"resources": {"requests": {"memory": "0"}}}})"),
+            missing);
 }
 
 TEST(ValidationVmiOnly, AnyOneMemorySettingIsEnough) {
@@ -68,9 +70,9 @@ TEST(ValidationVmiOnly, AnyOneMemorySettingIsEnough) {
 }
 
 TEST(ValidationVmiOnly, ReservedLabels) {
-  for (std::string_view label : {"kubevirt.io/created-by", "kubevirt.io/migrationJobUID", "kubevirt.io/nodeName",
-                                 "kubevirt.io/migrationTargetNodeName", "kubevirt.io/schedulable",
-                                 "kubevirt.io/install-strategy"}) {
+  for (std::string_view label :
+       {"kubevirt.io/created-by", "kubevirt.io/migrationJobUID", "kubevirt.io/nodeName",
+        "kubevirt.io/migrationTargetNodeName", "kubevirt.io/schedulable", "kubevirt.io/install-strategy"}) {
     const std::string object = amd64_with_labels(R"({")" + std::string(label) + R"(": "x"})");
     EXPECT_EQ(check(object),
               "FieldValueNotSupported metadata.labels: creation of the following reserved kubevirt.io/ labels on a VMI "
@@ -99,9 +101,7 @@ TEST(ValidationVmiOnly, Amd64Watchdog) {
 
 TEST(ValidationVmiOnly, Amd64Video) {
   for (std::string_view type : {"vga", "cirrus", "virtio", "ramfb", "bochs"}) {
-    EXPECT_EQ(check(amd64_with_devices(R"({"video": {"type": ")" + std::string(type) + "\"}}")),
-              "")
-        << type;
+    EXPECT_EQ(check(amd64_with_devices(R"({"video": {"type": ")" + std::string(type) + "\"}}")), "") << type;
   }
   EXPECT_EQ(check(amd64_with_devices(R"({"video": {"type": "qxl"}})")),
             "FieldValueNotSupported spec.domain.devices.video.type: video model 'qxl' is not supported on amd64 "
@@ -113,31 +113,34 @@ TEST(ValidationVmiOnly, Amd64Video) {
 }
 
 TEST(ValidationVmiOnly, Arm64Rules) {
-  EXPECT_EQ(check_spec(R"({"architecture": "arm64", "domain": {"memory": {"guest": "1Gi"}, "cpu": {"model": "host-passthrough"},
+  EXPECT_EQ(
+      check_spec(
+          R"({"architecture": "arm64", "domain": {"memory": {"guest": "1Gi"}, "cpu": {"model": "host-passthrough"},
                            "firmware": {"bootloader": {"efi": {"secureBoot": false}}},
                            "devices": {"disks": [{"name": "a", "disk": {"bus": "virtio"}}, {"name": "b", "cdrom": {"bus": "scsi"}}],
                                        "video": {"type": "ramfb"}}}})"),
-            "");
-  EXPECT_EQ(check_spec(R"({"architecture": "arm64", "domain": {"memory": {"guest": "1Gi"}, "cpu": {"model": "host-model"},
+      "");
+  EXPECT_EQ(
+      check_spec(R"({"architecture": "arm64", "domain": {"memory": {"guest": "1Gi"}, "cpu": {"model": "host-model"},
                            "firmware": {"bootloader": {"bios": {}}},
                            "devices": {"disks": [{"name": "a", "disk": {"bus": "sata"}}, {"name": "b", "cdrom": {"bus": "usb"}},
                                                  {"name": "c", "lun": {"bus": "sata"}}],
                                        "watchdog": {"name": "w", "i6300esb": {}}, "sound": {"name": "s"},
                                        "video": {"type": "vga"}}}})"),
-            "FieldValueNotSupported spec.domain.firmware.bootloader.bios: Arm64 does not support bios boot, please change "
-            "to uefi boot\n"
-            "FieldValueNotSupported spec.domain.cpu.model: currently, host-passthrough is the only model supported on "
-            "Arm64\n"
-            "FieldValueNotSupported spec.domain.devices.disks[0].disk.bus: Arm64 not support this disk bus type, please "
-            "use virtio or scsi\n"
-            "FieldValueNotSupported spec.domain.devices.disks[1].cdrom.bus: Arm64 not support this disk bus type, please "
-            "use virtio or scsi\n"
-            "FieldValueNotSupported spec.domain.devices.disks[2].lun.bus: Arm64 not support this disk bus type, please "
-            "use virtio or scsi\n"
-            "FieldValueNotSupported spec.domain.devices.watchdog: Arm64 not support Watchdog device\n"
-            "FieldValueNotSupported spec.domain.devices.sound: Arm64 not support sound device\n"
-            "FieldValueNotSupported spec.domain.devices.video.type: video model 'vga' is not supported on arm64 "
-            "architecture\n");
+      "FieldValueNotSupported spec.domain.firmware.bootloader.bios: Arm64 does not support bios boot, please change "
+      "to uefi boot\n"
+      "FieldValueNotSupported spec.domain.cpu.model: currently, host-passthrough is the only model supported on "
+      "Arm64\n"
+      "FieldValueNotSupported spec.domain.devices.disks[0].disk.bus: Arm64 not support this disk bus type, please "
+      "use virtio or scsi\n"
+      "FieldValueNotSupported spec.domain.devices.disks[1].cdrom.bus: Arm64 not support this disk bus type, please "
+      "use virtio or scsi\n"
+      "FieldValueNotSupported spec.domain.devices.disks[2].lun.bus: Arm64 not support this disk bus type, please "
+      "use virtio or scsi\n"
+      "FieldValueNotSupported spec.domain.devices.watchdog: Arm64 not support Watchdog device\n"
+      "FieldValueNotSupported spec.domain.devices.sound: Arm64 not support sound device\n"
+      "FieldValueNotSupported spec.domain.devices.video.type: video model 'vga' is not supported on arm64 "
+      "architecture\n");
 }
 
 TEST(ValidationVmiOnly, S390xRules) {

@@ -73,7 +73,8 @@ TEST(ValidationVmiSpec, EveryRuleFamilyInKubeVirtOrder) {
   EXPECT_EQ(
       describe(validate_vmi_spec(parse(spec), FieldPath("spec.template.spec"), ClusterConfig{})),
       "FieldValueInvalid spec.template.spec.hostname: spec.template.spec.hostname does not conform to the kubernetes "
-      "DNS_LABEL rules : a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+      "DNS_LABEL rules : a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+      "must "
       "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
       "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')\n"
       "FieldValueInvalid spec.template.spec.domain.resources.requests.memory: spec.template.spec.domain.resources."
@@ -81,7 +82,8 @@ TEST(ValidationVmiSpec, EveryRuleFamilyInKubeVirtOrder) {
       "'10Mi'\n"
       "FieldValueInvalid spec.template.spec.domain.machine.type: spec.template.spec.domain.machine.type is not "
       "supported: pc-i440fx-2.12 (allowed values: [q35* pc-q35*])\n"
-      "FieldValueInvalid spec.template.spec.domain.resources.requests.cpu: spec.template.spec.domain.resources.requests."
+      "FieldValueInvalid spec.template.spec.domain.resources.requests.cpu: "
+      "spec.template.spec.domain.resources.requests."
       "cpu '3' is greater than spec.template.spec.domain.resources.limits.cpu '2'\n"
       "FieldValueInvalid spec.template.spec.domain.cpu.isolateEmulatorThread: IsolateEmulatorThread should be only set "
       "in combination with DedicatedCPUPlacement\n"
@@ -97,7 +99,8 @@ TEST(ValidationVmiSpec, EveryRuleFamilyInKubeVirtOrder) {
       "has both EFI and BIOS configured, but they are mutually exclusive.\n"
       "FieldValueInvalid spec.template.spec.volumes[1].name: spec.template.spec.volumes[1] and "
       "spec.template.spec.volumes[0] must not have the same Name.\n"
-      "FieldValueInvalid spec.template.spec.HostDevices: Host Devices feature gate is not enabled in kubevirt-config\n");
+      "FieldValueInvalid spec.template.spec.HostDevices: Host Devices feature gate is not enabled in "
+      "kubevirt-config\n");
 }
 
 TEST(ValidationVmiSpec, BadQuantitiesAreReportedFirst) {
@@ -115,9 +118,10 @@ TEST(ValidationVmiSpec, ClusterConfigurationReachesTheRules) {
   const std::string spec = R"({"domain": {"machine": {"type": "pc-i440fx-2.12"},
       "memory": {"guest": "2Gi"}, "resources": {"limits": {"memory": "1Gi"}},
       "devices": {"hostDevices": [{"name": "gpu", "deviceName": "nvidia.com/A100"}]}}})";
-  EXPECT_EQ(describe(validate_vmi_spec(parse(spec), FieldPath("spec"), config)),
-            "FieldValueInvalid spec.domain.memory.guest: spec.domain.memory.guest '2Gi' must be equal to or less than the "
-            "memory limit spec.domain.resources.limits.memory '1Gi'\n");
+  EXPECT_EQ(
+      describe(validate_vmi_spec(parse(spec), FieldPath("spec"), config)),
+      "FieldValueInvalid spec.domain.memory.guest: spec.domain.memory.guest '2Gi' must be equal to or less than the "
+      "memory limit spec.domain.resources.limits.memory '1Gi'\n");
 }
 
 }  // namespace

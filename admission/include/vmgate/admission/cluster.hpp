@@ -34,27 +34,27 @@ enum class ObjectKind {
 /// For user-facing lookups (CLI, object files); instancetype *matchers* follow KubeVirt's
 /// stricter rule in instancetype/matcher_kind.hpp.
 std::optional<ObjectKind> parse_object_kind(std::string_view name);
-std::string_view kind_name(ObjectKind kind);  // "VirtualMachineClusterInstancetype"
-std::string_view resource_name(ObjectKind kind);  // "virtualmachineclusterinstancetypes"
+std::string_view kind_name(ObjectKind kind);       // "VirtualMachineClusterInstancetype"
+std::string_view resource_name(ObjectKind kind);   // "virtualmachineclusterinstancetypes"
 std::string_view group_resource(ObjectKind kind);  // "persistentvolumeclaims", "datasources.cdi.kubevirt.io"
 bool is_namespaced(ObjectKind kind);
 
 /// KubeVirt CR settings that admission reads (spec.configuration.*, status.defaultArchitecture).
 struct ClusterConfig {
   std::string default_architecture = "amd64";
-  std::string cpu_model;          // spec.configuration.cpuModel; empty: host-model
-  std::string machine_type;       // spec.configuration.machineType (deprecated, all arches)
+  std::string cpu_model;     // spec.configuration.cpuModel; empty: host-model
+  std::string machine_type;  // spec.configuration.machineType (deprecated, all arches)
   std::unordered_map<std::string, std::string> arch_machine_type;  // architectureConfiguration.<arch>.machineType
   std::unordered_map<std::string, std::vector<std::string>> arch_emulated_machines;
-  std::vector<std::string> feature_gates;  // developerConfiguration.featureGates
+  std::vector<std::string> feature_gates;                   // developerConfiguration.featureGates
   std::string instancetype_reference_policy = "reference";  // instancetype.referencePolicy
-  std::string default_network_interface = "bridge";  // network.defaultNetworkInterface
-  std::string eviction_strategy = "None";              // evictionStrategy
-  std::string vm_rollout_strategy = "LiveUpdate";     // vmRolloutStrategy
-  std::uint32_t max_hotplug_ratio = 4;                // liveUpdateConfiguration.maxHotplugRatio
-  std::uint32_t max_cpu_sockets = 0;                  // liveUpdateConfiguration.maxCpuSockets
-  std::string max_guest;                              // liveUpdateConfiguration.maxGuest (quantity)
-  std::string cpu_request;                            // cpuRequest (quantity; "" = 100m default)
+  std::string default_network_interface = "bridge";         // network.defaultNetworkInterface
+  std::string eviction_strategy = "None";                   // evictionStrategy
+  std::string vm_rollout_strategy = "LiveUpdate";           // vmRolloutStrategy
+  std::uint32_t max_hotplug_ratio = 4;                      // liveUpdateConfiguration.maxHotplugRatio
+  std::uint32_t max_cpu_sockets = 0;                        // liveUpdateConfiguration.maxCpuSockets
+  std::string max_guest;                                    // liveUpdateConfiguration.maxGuest (quantity)
+  std::string cpu_request;                                  // cpuRequest (quantity; "" = 100m default)
 
   /// Machine type for an architecture: the deprecated machineType, else architectureConfiguration,
   /// else the per-arch default (amd64 q35, arm64 virt, s390x s390-ccw-virtio).

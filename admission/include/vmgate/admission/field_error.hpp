@@ -8,13 +8,13 @@ namespace vmgate::admission {
 
 /// metav1.CauseType values that KubeVirt's admitters use.
 enum class CauseType {
-  field_value_invalid,        // "FieldValueInvalid"
-  field_value_not_found,      // "FieldValueNotFound"
-  field_value_not_supported,  // "FieldValueNotSupported"
-  field_value_required,       // "FieldValueRequired"
-  field_value_duplicate,      // "FieldValueDuplicate"
-  field_value_forbidden,      // "FieldValueForbidden"
-  unexpected_server_response, // "UnexpectedServerResponse"
+  field_value_invalid,         // "FieldValueInvalid"
+  field_value_not_found,       // "FieldValueNotFound"
+  field_value_not_supported,   // "FieldValueNotSupported"
+  field_value_required,        // "FieldValueRequired"
+  field_value_duplicate,       // "FieldValueDuplicate"
+  field_value_forbidden,       // "FieldValueForbidden"
+  unexpected_server_response,  // "UnexpectedServerResponse"
 };
 
 std::string_view to_string(CauseType type);

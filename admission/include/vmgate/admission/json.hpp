@@ -14,8 +14,7 @@ namespace vmgate::json_detail {
 }  // namespace vmgate::json_detail
 
 #ifndef RAPIDJSON_ASSERT
-#define RAPIDJSON_ASSERT(x) \
-  ((x) ? static_cast<void>(0) : ::vmgate::json_detail::rapidjson_assertion_failed(#x))
+#define RAPIDJSON_ASSERT(x) ((x) ? static_cast<void>(0) : ::vmgate::json_detail::rapidjson_assertion_failed(#x))
 #endif
 #ifndef RAPIDJSON_HAS_STDSTRING
 #define RAPIDJSON_HAS_STDSTRING 1

@@ -101,9 +101,9 @@ class Quantity {
 
   Quantity(int128 nanos, Format format, std::string text);
 
-  int128 nanos_ = 0;                 // the value times 10^9, exactly
+  int128 nanos_ = 0;  // the value times 10^9, exactly
   Format format_ = Format::decimal_si;
-  std::string text_;                 // the parsed text when Kubernetes' String() would return it
+  std::string text_;  // the parsed text when Kubernetes' String() would return it
 };
 
 /// Prints to_string(); for test diagnostics.

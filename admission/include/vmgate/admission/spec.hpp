@@ -11,7 +11,9 @@ using json::Allocator;
 using json::Value;
 
 /// Go `x == nil` for a pointer field: member absent or null.
-inline bool unset(const Value& object, std::string_view key) { return !json::has(object, key); }
+inline bool unset(const Value& object, std::string_view key) {
+  return !json::has(object, key);
+}
 /// Go `s == ""` for a string field: absent, null or "" (a non-string counts as set).
 inline bool empty_string(const Value& object, std::string_view key) {
   const Value* v = json::find(object, key);
@@ -35,8 +37,8 @@ inline bool is_true(const Value& object, std::string_view key) {
 void copy_if_unset(const Value& source, std::string_view source_key, Value& target, std::string_view target_key,
                    Allocator& allocator);
 /// Copies a non-empty source string into an empty target string.
-void copy_string_if_empty(const Value& source, std::string_view source_key, Value& target,
-                          std::string_view target_key, Allocator& allocator);
+void copy_string_if_empty(const Value& source, std::string_view source_key, Value& target, std::string_view target_key,
+                          Allocator& allocator);
 
 /// KubeVirt's SetDefaults_DiskDevice: a disk with no target (disk, cdrom, lun) gets `disk: {}`.
 void ensure_disk_target(Value& disk, Allocator& allocator);

@@ -57,7 +57,7 @@ Result<std::vector<std::filesystem::path>> manifest_files(const std::filesystem:
 /// Loads every input in order: a file, a directory (manifest_files) or "-" (all of `standard_input`,
 /// labelled "-"). Errors: a path that does not exist or cannot be read, a file larger than
 /// max_input_bytes, and parse_manifests' errors. An input without objects is not an error.
-Result<std::vector<ManifestObject>> load_manifests(const std::vector<std::string>& inputs,
-                                                   std::istream& standard_input, const LoadLimits& limits = {});
+Result<std::vector<ManifestObject>> load_manifests(const std::vector<std::string>& inputs, std::istream& standard_input,
+                                                   const LoadLimits& limits = {});
 
 }  // namespace vmgate::cli

@@ -10,7 +10,8 @@
 namespace vmgate::admission::infer {
 
 inline constexpr std::string_view default_instancetype_label = "instancetype.kubevirt.io/default-instancetype";
-inline constexpr std::string_view default_instancetype_kind_label = "instancetype.kubevirt.io/default-instancetype-kind";
+inline constexpr std::string_view default_instancetype_kind_label =
+    "instancetype.kubevirt.io/default-instancetype-kind";
 inline constexpr std::string_view default_preference_label = "instancetype.kubevirt.io/default-preference";
 inline constexpr std::string_view default_preference_kind_label = "instancetype.kubevirt.io/default-preference-kind";
 
@@ -19,7 +20,7 @@ inline constexpr std::string_view default_preference_kind_label = "instancetype.
 /// Ignore for ignorable errors (Ignore + success on the instancetype also clears
 /// spec.template.spec.domain.memory). Returns the error that rejects the request (400), e.g.
 /// "unable to find volume rootdisk to infer defaults".
-std::optional<std::string> infer_matchers(json::Value& vm, std::string_view namespace_name,
-                                          const ClusterView& cluster, json::Allocator& allocator);
+std::optional<std::string> infer_matchers(json::Value& vm, std::string_view namespace_name, const ClusterView& cluster,
+                                          json::Allocator& allocator);
 
 }  // namespace vmgate::admission::infer

@@ -1,0 +1,530 @@
+// AdmissionReview v1 codec. Reads: apiVersion, kind, request.{uid, kind.kind, resource.{group,
+// version, resource}, name, namespace, operation, userInfo.username, object, oldObject, dryRun}.
+// Follows KubeVirt pkg/util/webhooks/webhooks.go (ValidateRequestResource, ToAdmissionResponse,
+// ToAdmissionResponseError) and k8s.io/api/admission/v1 types.go for the response.
+#include "vmgate/server/admission_review.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <utility>
+
+#include "vmgate/admission/field_error.hpp"
+#include "vmgate/admission/json.hpp"
+#include "vmgate/admission/result.hpp"
+
+namespace vmgate::webhook {
+
+namespace {
+
+constexpr std::string_view kApiVersion = "admission.k8s.io/v1";
+constexpr std::string_view kKind = "AdmissionReview";
+
+// ---------------------------------------------------------------- writing
+
+// RapidJSON output stream appending to a std::string: the answer is built in place, without
+// the intermediate StringBuffer copy.
+class StringSink {
+ public:
+  using Ch = char;
+  explicit StringSink(std::string& out) : out_(&out) {}
+  void Put(char c) { out_->push_back(c); }
+  void Flush() {}
+
+ private:
+  std::string* out_;
+};
+
+using Writer = rapidjson::Writer<StringSink>;
+
+void write_string(Writer& writer, std::string_view text) {
+  // RapidJSON lengths are 32-bit; every string written here is bounded by the request body
+  // (the transport caps it at 8 MiB) or is vmgate's own text.
+  const std::size_t length = std::min<std::size_t>(text.size(), std::numeric_limits<rapidjson::SizeType>::max());
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(length));
+}
+
+void write_member(Writer& writer, std::string_view key, std::string_view value) {
+  write_string(writer, key);
+  write_string(writer, value);
+}
+
+void write_member(Writer& writer, std::string_view key, int value) {
+  write_string(writer, key);
+  writer.Int(value);
+}
+
+std::string_view type_name(const json::Value& value) {
+  switch (value.GetType()) {
+    case rapidjson::kNullType: return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType: return "a boolean";
+    case rapidjson::kObjectType: return "an object";
+    case rapidjson::kArrayType: return "an array";
+    case rapidjson::kStringType: return "a string";
+    case rapidjson::kNumberType: return "a number";
+  }
+  return "a value";
+}
+
+// A value from the request as a JSON string literal for a message: quotes and control
+// characters escaped, at most 64 bytes (cut on a UTF-8 boundary) so that an error never echoes
+// a large part of the body.
+std::string quoted(std::string_view text) {
+  constexpr std::size_t max_bytes = 64;
+  bool cut = false;
+  if (text.size() > max_bytes) {
+    std::size_t end = max_bytes;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U) {
+      --end;  // text[end] continues a multi-byte sequence: cut before its lead byte
+    }
+    text = text.substr(0, end);
+    cut = true;
+  }
+  std::string out;
+  StringSink sink(out);
+  Writer writer(sink);
+  write_string(writer, text);
+  if (cut) {
+    out.insert(out.size() - 1, "...");
+  }
+  return out;
+}
+
+std::string encode_status(int code, std::string_view message) {
+  std::string out;
+  out.reserve(96 + message.size());
+  StringSink sink(out);
+  Writer writer(sink);
+  writer.StartObject();
+  write_member(writer, "kind", "Status");
+  write_member(writer, "apiVersion", "v1");
+  write_member(writer, "status", "Failure");
+  write_member(writer, "message", message);
+  write_member(writer, "code", code);
+  writer.EndObject();
+  return out;
+}
+
+// k8s.io/api/admission/v1 AdmissionResponse, members in the Go struct's order; metav1.Status
+// and StatusCause members that Go marks omitempty are left out when empty.
+std::string encode_review(std::string_view uid, const admission::Verdict& verdict, std::string_view patch_base64) {
+  std::string out;
+  out.reserve(160 + uid.size() + patch_base64.size() + verdict.message.size());
+  StringSink sink(out);
+  Writer writer(sink);
+  writer.StartObject();
+  write_member(writer, "apiVersion", kApiVersion);
+  write_member(writer, "kind", kKind);
+  write_string(writer, "response");
+  writer.StartObject();
+  write_member(writer, "uid", uid);
+  write_string(writer, "allowed");
+  writer.Bool(verdict.allowed);
+  if (!verdict.allowed) {
+    write_string(writer, "status");
+    writer.StartObject();
+    write_member(writer, "code", verdict.code);
+    if (!verdict.reason.empty()) {
+      write_member(writer, "reason", verdict.reason);
+    }
+    write_member(writer, "message", verdict.message);
+    if (!verdict.causes.empty()) {
+      write_string(writer, "details");
+      writer.StartObject();
+      write_string(writer, "causes");
+      writer.StartArray();
+      for (const admission::FieldError& cause : verdict.causes) {
+        writer.StartObject();
+        write_member(writer, "type", admission::to_string(cause.type));
+        if (!cause.field.empty()) {
+          write_member(writer, "field", cause.field);
+        }
+        write_member(writer, "message", cause.message);
+        writer.EndObject();
+      }
+      writer.EndArray();
+      writer.EndObject();
+    }
+    writer.EndObject();
+  }
+  if (!patch_base64.empty()) {
+    write_member(writer, "patch", patch_base64);
+    write_member(writer, "patchType", "JSONPatch");
+  }
+  if (!verdict.warnings.empty()) {
+    write_string(writer, "warnings");
+    writer.StartArray();
+    for (const std::string& warning : verdict.warnings) {
+      write_string(writer, warning);
+    }
+    writer.EndArray();
+  }
+  writer.EndObject();
+  writer.EndObject();
+  return out;
+}
+
+// ---------------------------------------------------------------- reading
+
+// The members of request that the codec uses; views into the parsed body.
+struct ReviewRequest {
+  std::string_view uid;
+  std::string_view operation;
+  std::string_view kind;
+  std::string_view namespace_name;
+  std::string_view name;
+  std::string_view username;
+  bool dry_run = false;
+  std::string_view resource_group;
+  std::string_view resource_version;
+  std::string_view resource;
+  const json::Value* object = nullptr;      // CREATE and UPDATE
+  const json::Value* old_object = nullptr;  // UPDATE, when sent
+};
+
+// Go's encoding/json decodes an absent member and null alike to the zero value; any other type
+// than the field's fails the whole decode, so it is an unusable review here too.
+Result<std::string_view> string_member(const json::Value& object, std::string_view key, std::string_view path) {
+  const json::Value* value = json::find(object, key);
+  if (value == nullptr || value->IsNull()) {
+    return std::string_view{};
+  }
+  if (!value->IsString()) {
+    return Error{std::string(path) + " must be a string, got " + std::string(type_name(*value))};
+  }
+  return json::as_view(*value);
+}
+
+// nullptr when absent or null.
+Result<const json::Value*> object_member(const json::Value& object, std::string_view key, std::string_view path) {
+  const json::Value* value = json::find(object, key);
+  if (value == nullptr || value->IsNull()) {
+    return static_cast<const json::Value*>(nullptr);
+  }
+  if (!value->IsObject()) {
+    return Error{std::string(path) + " must be an object, got " + std::string(type_name(*value))};
+  }
+  return value;
+}
+
+Result<bool> bool_member(const json::Value& object, std::string_view key, std::string_view path) {
+  const json::Value* value = json::find(object, key);
+  if (value == nullptr || value->IsNull()) {
+    return false;
+  }
+  if (!value->IsBool()) {
+    return Error{std::string(path) + " must be a boolean, got " + std::string(type_name(*value))};
+  }
+  return value->GetBool();
+}
+
+std::optional<Error> expect_constant(const json::Value& review, std::string_view key, std::string_view expected) {
+  Result<std::string_view> value = string_member(review, key, key);
+  if (!value) {
+    return value.error();
+  }
+  if (value->empty()) {
+    return Error{std::string(key) + " is missing, expected " + quoted(expected)};
+  }
+  if (*value != expected) {
+    return Error{std::string(key) + " is " + quoted(*value) + ", expected " + quoted(expected)};
+  }
+  return std::nullopt;
+}
+
+// Reads the string members of `object` into `fields` (path prefix `base`); the first
+// wrongly-typed one is the error.
+struct StringField {
+  std::string_view key;
+  std::string_view* target;
+};
+
+std::optional<Error> read_strings(const json::Value& object, std::string_view base,
+                                  std::initializer_list<StringField> fields) {
+  for (const StringField& field : fields) {
+    Result<std::string_view> value = string_member(object, field.key, std::string(base) + "." + std::string(field.key));
+    if (!value) {
+      return value.error();
+    }
+    *field.target = *value;
+  }
+  return std::nullopt;
+}
+
+bool known_operation(std::string_view operation) {
+  return operation == "CREATE" || operation == "UPDATE" || operation == "DELETE" || operation == "CONNECT";
+}
+
+Result<ReviewRequest> read_request(const json::Value& review) {
+  if (!review.IsObject()) {
+    return Error{"the body is not an AdmissionReview: expected a JSON object, got " + std::string(type_name(review))};
+  }
+  if (std::optional<Error> error = expect_constant(review, "apiVersion", kApiVersion)) {
+    return *error;
+  }
+  if (std::optional<Error> error = expect_constant(review, "kind", kKind)) {
+    return *error;
+  }
+  Result<const json::Value*> found = object_member(review, "request", "request");
+  if (!found) {
+    return found.error();
+  }
+  if (*found == nullptr) {
+    return Error{"request is missing"};
+  }
+  const json::Value& request = **found;
+
+  ReviewRequest out;
+  if (std::optional<Error> error = read_strings(request, "request",
+                                                {{"uid", &out.uid},
+                                                 {"operation", &out.operation},
+                                                 {"namespace", &out.namespace_name},
+                                                 {"name", &out.name}})) {
+    return *error;
+  }
+  if (out.uid.empty()) {
+    return Error{"request.uid is missing"};
+  }
+  if (out.operation.empty()) {
+    return Error{"request.operation is missing"};
+  }
+  if (!known_operation(out.operation)) {
+    return Error{"request.operation is " + quoted(out.operation) + ", expected CREATE, UPDATE, DELETE or CONNECT"};
+  }
+  Result<bool> dry_run = bool_member(request, "dryRun", "request.dryRun");
+  if (!dry_run) {
+    return dry_run.error();
+  }
+  out.dry_run = *dry_run;
+
+  Result<const json::Value*> kind = object_member(request, "kind", "request.kind");
+  if (!kind) {
+    return kind.error();
+  }
+  if (*kind != nullptr) {
+    if (std::optional<Error> error = read_strings(**kind, "request.kind", {{"kind", &out.kind}})) {
+      return *error;
+    }
+  }
+  Result<const json::Value*> resource = object_member(request, "resource", "request.resource");
+  if (!resource) {
+    return resource.error();
+  }
+  if (*resource != nullptr) {
+    if (std::optional<Error> error = read_strings(**resource, "request.resource",
+                                                  {{"group", &out.resource_group},
+                                                   {"version", &out.resource_version},
+                                                   {"resource", &out.resource}})) {
+      return *error;
+    }
+  }
+  Result<const json::Value*> user = object_member(request, "userInfo", "request.userInfo");
+  if (!user) {
+    return user.error();
+  }
+  if (*user != nullptr) {
+    if (std::optional<Error> error = read_strings(**user, "request.userInfo", {{"username", &out.username}})) {
+      return *error;
+    }
+  }
+
+  // DELETE carries no object and CONNECT an options object: neither is read.
+  if (out.operation == "CREATE" || out.operation == "UPDATE") {
+    Result<const json::Value*> object = object_member(request, "object", "request.object");
+    if (!object) {
+      return object.error();
+    }
+    if (*object == nullptr) {
+      return Error{"request.object is missing"};
+    }
+    out.object = *object;
+  }
+  if (out.operation == "UPDATE") {
+    Result<const json::Value*> old_object = object_member(request, "oldObject", "request.oldObject");
+    if (!old_object) {
+      return old_object.error();
+    }
+    out.old_object = *old_object;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- the stages
+
+bool is_mutating(Endpoint endpoint) {
+  return endpoint == Endpoint::vm_mutate || endpoint == Endpoint::vmi_mutate;
+}
+
+admission::Resource resource_of(Endpoint endpoint) {
+  return endpoint == Endpoint::vm_mutate || endpoint == Endpoint::vm_validate
+             ? admission::Resource::virtual_machine
+             : admission::Resource::virtual_machine_instance;
+}
+
+// KubeVirt ValidateRequestResource: group kubevirt.io, resource of the endpoint, and one of
+// ApiSupportedWebhookVersions.
+bool resource_matches(const ReviewRequest& request, std::string_view resource) {
+  return request.resource_group == "kubevirt.io" && request.resource == resource &&
+         (request.resource_version == "v1" || request.resource_version == "v1alpha3");
+}
+
+ReviewResult refuse(int status, std::string message, ReviewSummary summary) {
+  summary.allowed = false;
+  summary.code = status;
+  HttpAnswer answer{status, "application/json", encode_status(status, message)};
+  summary.error = std::move(message);
+  return ReviewResult{std::move(answer), std::move(summary)};
+}
+
+ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
+                 const admission::ClusterView& cluster, const ReviewOptions& options, ReviewSummary& summary) {
+  Result<json::Document, json::DecodeError> parsed = json::parse_json(body, options.limits);
+  if (!parsed) {
+    return refuse(400, "cannot decode the request body: " + parsed.error().message, std::move(summary));
+  }
+  Result<ReviewRequest> read = read_request(*parsed);
+  if (!read) {
+    return refuse(400, read.error().message, std::move(summary));
+  }
+  const ReviewRequest& request = *read;
+  summary.uid = std::string(request.uid);
+  summary.operation = std::string(request.operation);
+  summary.kind = std::string(request.kind);
+  summary.namespace_name = std::string(request.namespace_name);
+  summary.name = std::string(request.name);
+  if (summary.name.empty() && request.object != nullptr) {
+    if (const json::Value* metadata = json::find_object(*request.object, "metadata")) {
+      summary.name = std::string(json::find_string(*metadata, "name"));
+    }
+  }
+  summary.dry_run = request.dry_run;
+
+  const admission::Resource resource = resource_of(endpoint);
+  const std::string_view resource_name =
+      resource == admission::Resource::virtual_machine ? "virtualmachines" : "virtualmachineinstances";
+  admission::Verdict verdict;
+  std::string patch_base64;
+  if (!resource_matches(request, resource_name)) {
+    verdict = admission::Verdict::bad_request("expect resource to be '" + std::string(resource_name) + "'");
+  } else if (request.object != nullptr) {  // CREATE and UPDATE; DELETE and CONNECT are allowed as they are
+    admission::Request stage;
+    stage.resource = resource;
+    stage.operation = request.operation == "UPDATE" ? admission::Operation::update : admission::Operation::create;
+    if (!request.namespace_name.empty()) {
+      stage.namespace_name = std::string(request.namespace_name);
+    }
+    stage.object = request.object;
+    stage.old_object = request.old_object;
+    const std::vector<std::string>& accounts = options.kubevirt_service_accounts;
+    stage.from_kubevirt_service_account =
+        !request.username.empty() && std::find(accounts.begin(), accounts.end(), request.username) != accounts.end();
+    if (is_mutating(endpoint)) {
+      admission::MutationOutcome mutation = pipeline.mutate(stage, cluster);
+      verdict = std::move(mutation.verdict);
+      if (verdict.allowed && mutation.patch.IsArray() && !mutation.patch.Empty()) {
+        patch_base64 = base64_encode(json::to_string(mutation.patch));
+      }
+    } else {
+      verdict = pipeline.validate(stage, cluster);
+    }
+  }
+  summary.allowed = verdict.allowed;
+  summary.code = verdict.allowed ? 200 : verdict.code;
+  HttpAnswer answer{200, "application/json", encode_review(request.uid, verdict, patch_base64)};
+  return ReviewResult{std::move(answer), std::move(summary)};
+}
+
+}  // namespace
+
+std::optional<Endpoint> endpoint_for_path(std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/virtualmachines-mutate") {
+    return Endpoint::vm_mutate;
+  }
+  if (path == "/virtualmachines-validate") {
+    return Endpoint::vm_validate;
+  }
+  if (path == "/virtualmachineinstances-mutate") {
+    return Endpoint::vmi_mutate;
+  }
+  if (path == "/virtualmachineinstances-validate" || path == "/virtualmachineinstances-validate-create" ||
+      path == "/virtualmachineinstances-validate-update") {
+    return Endpoint::vmi_validate;
+  }
+  return std::nullopt;
+}
+
+std::string_view path_of(Endpoint endpoint) {
+  switch (endpoint) {
+    case Endpoint::vm_mutate: return "/virtualmachines-mutate";
+    case Endpoint::vm_validate: return "/virtualmachines-validate";
+    case Endpoint::vmi_mutate: return "/virtualmachineinstances-mutate";
+    case Endpoint::vmi_validate: return "/virtualmachineinstances-validate";
+  }
+  return "/virtualmachines-mutate";
+}
+
+std::vector<std::string> kubevirt_service_account_usernames(std::string_view kubevirt_namespace) {
+  const std::string prefix = "system:serviceaccount:" + std::string(kubevirt_namespace) + ":";
+  return {prefix + "kubevirt-apiserver", prefix + "kubevirt-controller", prefix + "kubevirt-handler",
+          prefix + "kubevirt-synchronization-controller"};
+}
+
+ReviewResult review(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
+                    const admission::ClusterView& cluster, const ReviewOptions& options) {
+  ReviewSummary summary;
+  try {
+    return run(endpoint, body, pipeline, cluster, options, summary);
+  } catch (const std::exception& error) {
+    // A rule bug (json::MisuseError) or memory exhaustion: not the apiserver's fault, so no
+    // AdmissionReview; HTTP 500 lets the webhook's failurePolicy decide.
+    return refuse(500, std::string("internal error: ") + error.what(), std::move(summary));
+  }
+}
+
+HttpAnswer handle(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
+                  const admission::ClusterView& cluster, const ReviewOptions& options) {
+  return review(endpoint, body, pipeline, cluster, options).answer;
+}
+
+HttpAnswer status_answer(int status, std::string_view message) {
+  return HttpAnswer{status, "application/json", encode_status(status, message)};
+}
+
+std::string base64_encode(std::string_view bytes) {
+  static constexpr std::array<char, 64> alphabet = {
+      'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U', 'V',
+      'W', 'X', 'Y', 'Z', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r',
+      's', 't', 'u', 'v', 'w', 'x', 'y', 'z', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '+', '/'};
+  const auto byte = [&bytes](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])); };
+  const auto sextet = [](std::uint32_t group, unsigned shift) { return alphabet[(group >> shift) & 0x3FU]; };
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const std::uint32_t group = (byte(i) << 16U) | (byte(i + 1) << 8U) | byte(i + 2);
+    out += sextet(group, 18);
+    out += sextet(group, 12);
+    out += sextet(group, 6);
+    out += sextet(group, 0);
+  }
+  const std::size_t rest = bytes.size() - i;
+  if (rest == 1) {
+    const std::uint32_t group = byte(i) << 16U;
+    out += sextet(group, 18);
+    out += sextet(group, 12);
+    out += "==";
+  } else if (rest == 2) {
+    const std::uint32_t group = (byte(i) << 16U) | (byte(i + 1) << 8U);
+    out += sextet(group, 18);
+    out += sextet(group, 12);
+    out += sextet(group, 6);
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace vmgate::webhook
