@@ -63,7 +63,8 @@ ObjectStore make_store(int fillers) {
     "requirements":{"cpu":{"guest":1},"memory":{"guest":"1.5Gi"}}}})");
   for (int i = 0; i < fillers; ++i) {
     add(store, R"({"apiVersion":"instancetype.kubevirt.io/v1beta1","kind":"VirtualMachineClusterInstancetype",
-      "metadata":{"name":"filler-)" + std::to_string(i) + R"("},"spec":{"cpu":{"guest":2},"memory":{"guest":"4Gi"}}})");
+      "metadata":{"name":"filler-)" +
+                   std::to_string(i) + R"("},"spec":{"cpu":{"guest":2},"memory":{"guest":"4Gi"}}})");
   }
   return store;
 }
@@ -86,7 +87,8 @@ void full_pipeline(benchmark::State& state, const std::string& size) {
     const vmgate::json::Value* object = vmgate::json::find_path(*review, {"request", "object"});
     Request request;
     request.object = object;
-    request.namespace_name = std::string(vmgate::json::find_string(*vmgate::json::find(*review, "request"), "namespace"));
+    request.namespace_name =
+        std::string(vmgate::json::find_string(*vmgate::json::find(*review, "request"), "namespace"));
     vmgate::admission::Outcome outcome = pipeline.admit(request, store);
     if (!outcome.verdict.allowed) {
       state.SkipWithError(outcome.verdict.message.c_str());
@@ -98,9 +100,15 @@ void full_pipeline(benchmark::State& state, const std::string& size) {
   state.counters["body_bytes"] = static_cast<double>(body.size());
 }
 
-void small_vm(benchmark::State& state) { full_pipeline(state, "small"); }
-void medium_vm(benchmark::State& state) { full_pipeline(state, "medium"); }
-void large_vm(benchmark::State& state) { full_pipeline(state, "large"); }
+void small_vm(benchmark::State& state) {
+  full_pipeline(state, "small");
+}
+void medium_vm(benchmark::State& state) {
+  full_pipeline(state, "medium");
+}
+void large_vm(benchmark::State& state) {
+  full_pipeline(state, "large");
+}
 
 BENCHMARK(small_vm)->Arg(10)->Arg(100000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(medium_vm)->Arg(10)->Arg(100000)->Unit(benchmark::kMicrosecond);
