@@ -58,13 +58,19 @@ void write_member(Writer& writer, std::string_view key, int value) {
 
 std::string_view type_name(const json::Value& value) {
   switch (value.GetType()) {
-    case rapidjson::kNullType: return "null";
+    case rapidjson::kNullType:
+      return "null";
     case rapidjson::kFalseType:
-    case rapidjson::kTrueType: return "a boolean";
-    case rapidjson::kObjectType: return "an object";
-    case rapidjson::kArrayType: return "an array";
-    case rapidjson::kStringType: return "a string";
-    case rapidjson::kNumberType: return "a number";
+    case rapidjson::kTrueType:
+      return "a boolean";
+    case rapidjson::kObjectType:
+      return "an object";
+    case rapidjson::kArrayType:
+      return "an array";
+    case rapidjson::kStringType:
+      return "a string";
+    case rapidjson::kNumberType:
+      return "a number";
   }
   return "a value";
 }
@@ -314,10 +320,9 @@ Result<ReviewRequest> read_request(const json::Value& review) {
     return resource.error();
   }
   if (*resource != nullptr) {
-    if (std::optional<Error> error = read_strings(**resource, "request.resource",
-                                                  {{"group", &out.resource_group},
-                                                   {"version", &out.resource_version},
-                                                   {"resource", &out.resource}})) {
+    if (std::optional<Error> error = read_strings(
+            **resource, "request.resource",
+            {{"group", &out.resource_group}, {"version", &out.resource_version}, {"resource", &out.resource}})) {
       return *error;
     }
   }
@@ -459,10 +464,14 @@ std::optional<Endpoint> endpoint_for_path(std::string_view target) {
 
 std::string_view path_of(Endpoint endpoint) {
   switch (endpoint) {
-    case Endpoint::vm_mutate: return "/virtualmachines-mutate";
-    case Endpoint::vm_validate: return "/virtualmachines-validate";
-    case Endpoint::vmi_mutate: return "/virtualmachineinstances-mutate";
-    case Endpoint::vmi_validate: return "/virtualmachineinstances-validate";
+    case Endpoint::vm_mutate:
+      return "/virtualmachines-mutate";
+    case Endpoint::vm_validate:
+      return "/virtualmachines-validate";
+    case Endpoint::vmi_mutate:
+      return "/virtualmachineinstances-mutate";
+    case Endpoint::vmi_validate:
+      return "/virtualmachineinstances-validate";
   }
   return "/virtualmachines-mutate";
 }
@@ -499,7 +508,9 @@ std::string base64_encode(std::string_view bytes) {
       'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U', 'V',
       'W', 'X', 'Y', 'Z', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r',
       's', 't', 'u', 'v', 'w', 'x', 'y', 'z', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '+', '/'};
-  const auto byte = [&bytes](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])); };
+  const auto byte = [&bytes](std::size_t i) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i]));
+  };
   const auto sextet = [](std::uint32_t group, unsigned shift) { return alphabet[(group >> shift) & 0x3FU]; };
   std::string out;
   out.reserve((bytes.size() + 2) / 3 * 4);
