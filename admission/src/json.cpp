@@ -144,6 +144,25 @@ std::string_view as_view(const Value& string_value) {
   return {string_value.GetString(), string_value.GetStringLength()};
 }
 
+std::string_view type_name(const Value& value) {
+  switch (value.GetType()) {
+    case rapidjson::kNullType:
+      return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return "a boolean";
+    case rapidjson::kObjectType:
+      return "an object";
+    case rapidjson::kArrayType:
+      return "an array";
+    case rapidjson::kStringType:
+      return "a string";
+    case rapidjson::kNumberType:
+      break;
+  }
+  return "a number";
+}
+
 std::string to_string(const Value& value) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);

@@ -53,6 +53,15 @@ TEST(JsonHelpers, EqualComparesNumbersByValueAndObjectsByKey) {
   EXPECT_FALSE(equal(parse(R"("1")"), parse("1")));
 }
 
+TEST(JsonHelpers, TypeNamesForMessages) {
+  const Document doc = parse(R"([null,true,1,"s",[],{}])");
+  std::string names;
+  for (const Value& value : doc.GetArray()) {
+    names += std::string(type_name(value)) + ";";
+  }
+  EXPECT_EQ(names, "null;a boolean;a number;a string;an array;an object;");
+}
+
 TEST(JsonHelpers, MisuseOfRapidJsonThrowsInsteadOfUndefinedBehaviour) {
   const Document doc = parse("42");
   EXPECT_THROW((void)doc.GetString(), MisuseError);

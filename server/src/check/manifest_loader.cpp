@@ -18,25 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string_view type_name(const json::Value& value) {
-  switch (value.GetType()) {
-    case rapidjson::kNullType:
-      return "null";
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType:
-      return "a boolean";
-    case rapidjson::kObjectType:
-      return "an object";
-    case rapidjson::kArrayType:
-      return "an array";
-    case rapidjson::kStringType:
-      return "a string";
-    case rapidjson::kNumberType:
-      break;
-  }
-  return "a number";
-}
-
 std::string located(std::string_view path, std::size_t line, std::size_t column, std::string_view message) {
   std::string text(path);
   if (line > 0) {
@@ -84,7 +65,7 @@ class Collector {
         return ok.error();
       }
     } else {
-      return fail(root, root.what + " is " + std::string(type_name(value)) + ", not an object");
+      return fail(root, root.what + " is " + std::string(json::type_name(value)) + ", not an object");
     }
     while (!pending.empty()) {
       const json::Value* object = pending.back();
@@ -99,7 +80,7 @@ class Collector {
       }
       const std::string list = root.what + ": " + std::string(json::find_string(*object, "kind"));
       if (!items->IsArray()) {
-        return fail(root, list + " items must be an array, found " + std::string(type_name(*items)));
+        return fail(root, list + " items must be an array, found " + std::string(json::type_name(*items)));
       }
       if (Result<bool> ok = push_items(root, *items, list + " item ", pending); !ok) {
         return ok.error();
@@ -116,7 +97,8 @@ class Collector {
                           std::vector<const json::Value*>& pending) const {
     for (rapidjson::SizeType i = 0; i < array.Size(); ++i) {
       if (!array[i].IsObject()) {
-        return fail(root, what + std::to_string(i) + " is " + std::string(type_name(array[i])) + ", not an object");
+        return fail(root,
+                    what + std::to_string(i) + " is " + std::string(json::type_name(array[i])) + ", not an object");
       }
     }
     for (rapidjson::SizeType i = array.Size(); i > 0; --i) {

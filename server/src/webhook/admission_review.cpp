@@ -56,25 +56,6 @@ void write_member(Writer& writer, std::string_view key, int value) {
   writer.Int(value);
 }
 
-std::string_view type_name(const json::Value& value) {
-  switch (value.GetType()) {
-    case rapidjson::kNullType:
-      return "null";
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType:
-      return "a boolean";
-    case rapidjson::kObjectType:
-      return "an object";
-    case rapidjson::kArrayType:
-      return "an array";
-    case rapidjson::kStringType:
-      return "a string";
-    case rapidjson::kNumberType:
-      return "a number";
-  }
-  return "a value";
-}
-
 // A value from the request as a JSON string literal for a message: quotes and control
 // characters escaped, at most 64 bytes (cut on a UTF-8 boundary) so that an error never echoes
 // a large part of the body.
@@ -199,7 +180,7 @@ Result<std::string_view> string_member(const json::Value& object, std::string_vi
     return std::string_view{};
   }
   if (!value->IsString()) {
-    return Error{std::string(path) + " must be a string, got " + std::string(type_name(*value))};
+    return Error{std::string(path) + " must be a string, got " + std::string(json::type_name(*value))};
   }
   return json::as_view(*value);
 }
@@ -211,7 +192,7 @@ Result<const json::Value*> object_member(const json::Value& object, std::string_
     return static_cast<const json::Value*>(nullptr);
   }
   if (!value->IsObject()) {
-    return Error{std::string(path) + " must be an object, got " + std::string(type_name(*value))};
+    return Error{std::string(path) + " must be an object, got " + std::string(json::type_name(*value))};
   }
   return value;
 }
@@ -222,7 +203,7 @@ Result<bool> bool_member(const json::Value& object, std::string_view key, std::s
     return false;
   }
   if (!value->IsBool()) {
-    return Error{std::string(path) + " must be a boolean, got " + std::string(type_name(*value))};
+    return Error{std::string(path) + " must be a boolean, got " + std::string(json::type_name(*value))};
   }
   return value->GetBool();
 }
@@ -266,7 +247,8 @@ bool known_operation(std::string_view operation) {
 
 Result<ReviewRequest> read_request(const json::Value& review) {
   if (!review.IsObject()) {
-    return Error{"the body is not an AdmissionReview: expected a JSON object, got " + std::string(type_name(review))};
+    return Error{"the body is not an AdmissionReview: expected a JSON object, got " +
+                 std::string(json::type_name(review))};
   }
   if (std::optional<Error> error = expect_constant(review, "apiVersion", kApiVersion)) {
     return *error;

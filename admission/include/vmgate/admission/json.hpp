@@ -67,6 +67,10 @@ Value make_string(std::string_view text, Allocator& allocator);
 Value copy(const Value& value, Allocator& allocator);
 std::string_view as_view(const Value& string_value);
 
+/// The JSON type with an article, for messages: "null", "a boolean", "a number", "a string",
+/// "an array", "an object".
+std::string_view type_name(const Value& value);
+
 /// Compact serialisation (RapidJSON's Writer; UTF-8 passes through).
 std::string to_string(const Value& value);
 
