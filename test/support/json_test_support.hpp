@@ -28,6 +28,16 @@ std::string text(const json::Value& root, const char* pointer);
 /// Causes one per line as "<Type> <field>: <message>\n" ("" for none), for exact EXPECT_EQ.
 std::string describe(const admission::ErrorList& causes);
 
+/// Runs a rule of the shape `rule(const Value& input, Value& target, Allocator&)` (the preference
+/// appliers) on two JSON texts and returns the changed target.
+template <class Rule>
+json::Document applied_rule(Rule rule, std::string_view input, std::string_view target) {
+  const json::Document input_document = parse(input);
+  json::Document target_document = parse(target);
+  rule(input_document, target_document, target_document.GetAllocator());
+  return target_document;
+}
+
 /// Reads a whole file (test fixtures).
 std::string read_file(const std::string& path);
 

@@ -17,10 +17,7 @@ using vmgate::testing::parse;
 using vmgate::testing::json_equals;
 
 json::Document applied(std::string_view preference, std::string_view vmi_spec) {
-  const json::Document preference_doc = parse(preference);
-  json::Document spec = parse(vmi_spec);
-  apply_clock(preference_doc, spec, spec.GetAllocator());
-  return spec;
+  return testing::applied_rule(apply_clock, preference, vmi_spec);
 }
 
 // clock_test.go "should apply to VMI": ClockOffset is inlined, so utc/timezone sit under clock.

@@ -17,10 +17,7 @@ using vmgate::testing::parse;
 using vmgate::testing::json_equals;
 
 json::Document applied(std::string_view preference, std::string_view vmi_spec) {
-  const json::Document preference_doc = parse(preference);
-  json::Document spec = parse(vmi_spec);
-  apply_cpu(preference_doc, spec, spec.GetAllocator());
-  return spec;
+  return testing::applied_rule(apply_cpu, preference, vmi_spec);
 }
 
 // cpu_test.go "should apply PreferredCPUFeatures": the user's feature of the same name wins, whatever

@@ -18,10 +18,7 @@ using vmgate::testing::parse;
 using vmgate::testing::json_equals;
 
 json::Document applied(std::string_view preference, std::string_view vmi_spec) {
-  const json::Document preference_doc = parse(preference);
-  json::Document spec = parse(vmi_spec);
-  apply_devices(preference_doc, spec, spec.GetAllocator());
-  return spec;
+  return testing::applied_rule(apply_devices, preference, vmi_spec);
 }
 
 const json::Value& devices_of(const json::Value& spec) {

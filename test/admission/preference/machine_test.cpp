@@ -17,10 +17,7 @@ using vmgate::testing::parse;
 using vmgate::testing::json_equals;
 
 json::Document applied(std::string_view preference, std::string_view vmi_spec) {
-  const json::Document preference_doc = parse(preference);
-  json::Document spec = parse(vmi_spec);
-  apply_machine(preference_doc, spec, spec.GetAllocator());
-  return spec;
+  return testing::applied_rule(apply_machine, preference, vmi_spec);
 }
 
 TEST(PreferenceMachine, AppliesPreferredMachineTypeWhenNoMachine) {
