@@ -1,6 +1,7 @@
 # Every dependency comes from a Debian 12 package (see tools/install-deps).
 find_package(Threads REQUIRED)
 find_package(Boost 1.81 CONFIG REQUIRED COMPONENTS program_options)
+find_package(OpenSSL 3 REQUIRED)
 
 # RapidJSON 1.1.0 ships no target, only RAPIDJSON_INCLUDE_DIRS.
 find_package(RapidJSON CONFIG REQUIRED)

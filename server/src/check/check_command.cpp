@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "vmgate/admission/cluster.hpp"
+#include "vmgate/server/cluster_loader.hpp"
 #include "vmgate/server/manifest_loader.hpp"
 
 namespace vmgate::cli {
@@ -28,20 +29,6 @@ std::optional<Resource> checked_resource(const json::Value& object) {
     return Resource::virtual_machine_instance;
   }
   return std::nullopt;
-}
-
-std::string skip_note(const ManifestObject& object) {
-  const std::string_view kind = json::find_string(object.object(), "kind");
-  std::string note = object.source + ": skipping ";
-  if (kind.empty()) {
-    return note + "an object without kind";
-  }
-  note += "kind " + std::string(kind);
-  if (kind == "VirtualMachine" || kind == "VirtualMachineInstance") {
-    const std::string_view api_version = json::find_string(object.object(), "apiVersion");
-    note += " of apiVersion " + (api_version.empty() ? std::string("(none)") : std::string(api_version));
-  }
-  return note;
 }
 
 std::string namespace_of(const json::Value& object, const std::string& fallback) {
@@ -88,33 +75,12 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
   CheckRun run;
 
   const admission::Pipeline pipeline;
-  admission::ObjectStore store;
-  Result<std::vector<ManifestObject>> cluster = load_manifests(options.objects, standard_input);
+  Result<LoadedCluster> cluster = load_cluster(options.objects, options.namespace_name, pipeline, standard_input);
   if (!cluster) {
     return cluster.error();
   }
-  for (const ManifestObject& object : *cluster) {
-    const std::string_view kind = json::find_string(object.object(), "kind");
-    const std::optional<admission::ObjectKind> held = admission::parse_object_kind(kind);
-    if (!held || admission::kind_name(*held) != kind) {
-      run.notes.push_back(skip_note(object));
-      continue;
-    }
-    // A malformed instancetype or preference would make the rules read garbage: refuse it here,
-    // naming the file and the field, as kubectl would refuse to create it.
-    if (admission::ErrorList problems = pipeline.check_cluster_object(object.object()); !problems.empty()) {
-      std::string message = object.source + ": invalid " + std::string(kind) + ":";
-      for (const admission::FieldError& problem : problems) {
-        message += " " + problem.message + ";";
-      }
-      message.pop_back();
-      return Error{std::move(message)};
-    }
-    Result<admission::ObjectKind> added = store.add(object.object(), options.namespace_name);
-    if (!added) {
-      return Error{object.source + ": " + added.error().message};
-    }
-  }
+  const admission::ObjectStore& store = cluster->store;
+  run.notes = std::move(cluster->notes);
 
   Result<std::vector<ManifestObject>> inputs = load_manifests(options.files, standard_input);
   if (!inputs) {

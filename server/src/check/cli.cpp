@@ -10,6 +10,8 @@
 
 #include "vmgate/server/check_command.hpp"
 #include "vmgate/server/check_options.hpp"
+#include "vmgate/server/serve_command.hpp"
+#include "vmgate/server/serve_options.hpp"
 
 #ifndef VMGATE_VERSION
 #define VMGATE_VERSION "unknown"
@@ -81,6 +83,10 @@ int dispatch(std::span<const std::string_view> args, const Console& console) {
       console.out << check_usage();
       return 0;
     }
+    if (command == "help" && !rest.empty() && rest.front() == "serve") {
+      console.out << serve::serve_usage();
+      return 0;
+    }
     console.out << usage();
     return 0;
   }
@@ -92,7 +98,7 @@ int dispatch(std::span<const std::string_view> args, const Console& console) {
     return 0;
   }
   if (command == "serve") {
-    return fail(console, "serve is not available in this build of vmgate (only check and version are)");
+    return serve::run_serve(rest, console.out, console.err);
   }
   console.err << "error: unknown command \"" << command << "\"\nSee 'vmgate --help'.\n";
   return exit_usage;
@@ -104,17 +110,18 @@ std::string_view usage() {
   return R"(vmgate: KubeVirt-compatible admission for VirtualMachines and VirtualMachineInstances.
 
 Usage:
+  vmgate serve [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE] [--objects DIR]... [options]
   vmgate check [-f FILE|DIR|-]... [--objects FILE|DIR|-]... [--old FILE|-]
                [--operation CREATE|UPDATE] [--namespace NS] [-o text|json|yaml]
   vmgate version
   vmgate --help
 
 Commands:
+  serve    serve the admission webhooks over HTTPS to kube-apiserver
   check    run the admission webhooks on manifests, offline, and print the verdicts
   version  print vmgate's version
-  serve    the HTTPS admission webhook (not available in this build)
 
-Run 'vmgate check --help' for the options of check.
+Run 'vmgate serve --help' or 'vmgate check --help' for their options.
 )";
 }
 

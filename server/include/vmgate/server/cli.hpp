@@ -1,7 +1,7 @@
 #pragma once
 // The `vmgate` command line: subcommand dispatch, usage, exit statuses. main() only calls run().
 // Exit statuses: 0 success (check: every object admitted), 1 check: an object denied,
-// 2 unusable arguments or input, or a subcommand this build lacks (`serve`).
+// 2 unusable arguments or input; serve: 0 after a graceful shutdown, 2 unusable set-up.
 #include <istream>
 #include <ostream>
 #include <span>

@@ -51,7 +51,9 @@ Result<std::vector<ManifestObject>> parse_manifests(std::string_view text, std::
 
 /// The manifest files a directory stands for: every regular file named *.yaml, *.yml or *.json
 /// under it, recursively, in the order kubectl walks them (each directory's entries sorted by
-/// name, a subdirectory's files where its name sorts). Errors: unreadable directory.
+/// name, a subdirectory's files where its name sorts). Entries named "..*" are skipped: the
+/// versioned directories of a mounted ConfigMap or Secret, whose visible files link into them.
+/// Errors: unreadable directory.
 Result<std::vector<std::filesystem::path>> manifest_files(const std::filesystem::path& directory);
 
 /// Loads every input in order: a file, a directory (manifest_files) or "-" (all of `standard_input`,

@@ -1,4 +1,4 @@
-#include "check/utf8.hpp"
+#include "manifests/utf8.hpp"
 
 #include <algorithm>
 

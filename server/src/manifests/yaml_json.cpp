@@ -22,7 +22,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "check/utf8.hpp"
+#include "manifests/utf8.hpp"
 #include "vmgate/admission/json_decode.hpp"
 #include "vmgate/server/yaml_scalar.hpp"
 

@@ -201,6 +201,16 @@ Result<std::vector<fs::path>> manifest_files(const fs::path& directory) {
   const fs::recursive_directory_iterator end;
   for (; !error && it != end; it.increment(error)) {
     const fs::path& path = it->path();
+    // A ConfigMap or Secret volume holds each version in a "..<timestamp>" directory behind a
+    // "..data" symlink, with the visible files linking through it (Kubernetes AtomicWriter):
+    // read the visible files only, or every object would be read twice mid-update.
+    if (path.filename().string().starts_with("..")) {
+      if (it->is_directory(error)) {
+        it.disable_recursion_pending();
+      }
+      error.clear();
+      continue;
+    }
     const fs::path extension = path.extension();
     if (extension != ".yaml" && extension != ".yml" && extension != ".json") {
       continue;

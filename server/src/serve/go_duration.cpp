@@ -1,0 +1,135 @@
+// Go's time.ParseDuration (src/time/format.go), without the sign: timeouts are never negative.
+#include "vmgate/server/go_duration.hpp"
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace vmgate::serve {
+
+namespace {
+
+struct Unit {
+  std::string_view name;
+  std::uint64_t nanoseconds;
+};
+
+// Longest names first where one is a prefix of another ("ms" before "m").
+constexpr std::array<Unit, 8> units{{
+    {"ns", 1},
+    {"us", 1'000},
+    {"\xC2\xB5s", 1'000},  // U+00B5 micro sign
+    {"\xCE\xBCs", 1'000},  // U+03BC Greek mu
+    {"ms", 1'000'000},
+    {"s", 1'000'000'000},
+    {"m", 60'000'000'000},
+    {"h", 3'600'000'000'000},
+}};
+
+constexpr std::uint64_t max_nanoseconds = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+
+Error invalid(std::string_view text) {
+  return Error{"invalid duration \"" + std::string(text) + "\""};
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+}  // namespace
+
+Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text) {
+  if (text == "0") {
+    return std::chrono::nanoseconds{0};
+  }
+  if (text.empty()) {
+    return invalid(text);
+  }
+  std::uint64_t total = 0;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    // The whole part.
+    std::uint64_t whole = 0;
+    std::size_t digits = 0;
+    bool overflow = false;
+    while (digits < rest.size() && is_digit(rest[digits])) {
+      const auto digit = static_cast<std::uint64_t>(rest[digits] - '0');
+      if (whole > (max_nanoseconds - digit) / 10) {
+        overflow = true;
+      } else {
+        whole = whole * 10 + digit;
+      }
+      ++digits;
+    }
+    rest.remove_prefix(digits);
+    // The fraction: kept as digits scaled later, at most 18 significant ones (Go drops the rest too).
+    std::uint64_t fraction = 0;
+    std::uint64_t scale = 1;
+    std::size_t fraction_digits = 0;
+    if (!rest.empty() && rest.front() == '.') {
+      rest.remove_prefix(1);
+      while (fraction_digits < rest.size() && is_digit(rest[fraction_digits])) {
+        if (scale < 1'000'000'000'000'000'000ULL) {
+          fraction = fraction * 10 + static_cast<std::uint64_t>(rest[fraction_digits] - '0');
+          scale *= 10;
+        }
+        ++fraction_digits;
+      }
+      rest.remove_prefix(fraction_digits);
+    }
+    if (digits == 0 && fraction_digits == 0) {
+      return invalid(text);
+    }
+    const Unit* unit = nullptr;
+    for (const Unit& candidate : units) {
+      if (rest.starts_with(candidate.name) && (unit == nullptr || candidate.name.size() > unit->name.size())) {
+        unit = &candidate;
+      }
+    }
+    if (unit == nullptr) {
+      return Error{"missing or unknown unit in duration \"" + std::string(text) +
+                   "\" (valid units: ns, us, ms, s, m, h)"};
+    }
+    rest.remove_prefix(unit->name.size());
+    if (overflow || whole > max_nanoseconds / unit->nanoseconds) {
+      return invalid(text);
+    }
+    std::uint64_t value = whole * unit->nanoseconds;
+    // fraction / scale of a unit, in nanoseconds; the unit is at most 3.6e12 ns and the fraction
+    // below 1e18, so split the product to stay within 64 bits.
+    const long double part = static_cast<long double>(fraction) * static_cast<long double>(unit->nanoseconds) /
+                             static_cast<long double>(scale);
+    const auto fractional = static_cast<std::uint64_t>(part);
+    if (value > max_nanoseconds - fractional || total > max_nanoseconds - value - fractional) {
+      return invalid(text);
+    }
+    value += fractional;
+    total += value;
+  }
+  return std::chrono::nanoseconds{static_cast<std::int64_t>(total)};
+}
+
+Result<std::optional<std::chrono::nanoseconds>> timeout_parameter(std::string_view target) {
+  const std::size_t question = target.find('?');
+  if (question == std::string_view::npos) {
+    return std::optional<std::chrono::nanoseconds>{};
+  }
+  std::string_view query = target.substr(question + 1);
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (pair.starts_with("timeout=")) {
+      const std::string_view value = pair.substr(std::string_view("timeout=").size());
+      Result<std::chrono::nanoseconds> parsed = parse_go_duration(value);
+      if (!parsed) {
+        return Error{"query parameter timeout: " + parsed.error().message};
+      }
+      return std::optional<std::chrono::nanoseconds>{*parsed};
+    }
+  }
+  return std::optional<std::chrono::nanoseconds>{};
+}
+
+}  // namespace vmgate::serve

@@ -1,0 +1,205 @@
+// `vmgate serve`: main()'s wiring of the webhook server.
+#include "vmgate/server/serve_command.hpp"
+
+#include <malloc.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "vmgate/server/access_log.hpp"
+#include "vmgate/server/metrics.hpp"
+#include "vmgate/server/serve_options.hpp"
+#include "vmgate/server/server.hpp"
+#include "vmgate/server/sources.hpp"
+#include "vmgate/server/tls.hpp"
+
+namespace vmgate::serve {
+
+namespace {
+
+constexpr int exit_usage = 2;
+
+// The CPUs this process may run on (taskset, cgroup cpusets), not the machine's.
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int count = CPU_COUNT(&set);
+    if (count > 0) {
+      return static_cast<unsigned>(count);
+    }
+  }
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<unsigned>(online) : 1U;
+}
+
+// Each open connection is a descriptor: the soft limit (often 1024) would cap connections
+// far below --max-connections, so raise it to the hard limit.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+Result<bool> write_file(const std::filesystem::path& path, const std::string& content, mode_t mode) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << content;
+  file.close();
+  if (!file) {
+    return Error{"cannot write " + path.string()};
+  }
+  ::chmod(path.c_str(), mode);
+  return true;
+}
+
+struct DevelopmentCertificate {
+  std::filesystem::path directory;
+  tls::ServerFiles files;
+};
+
+// A CA and a certificate for localhost and the in-cluster service names, so that curl and a
+// webhook configuration can verify the server against ca.crt.
+Result<DevelopmentCertificate> make_development_certificate(const std::string& configured_directory) {
+  std::filesystem::path directory = configured_directory;
+  if (directory.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    directory = std::filesystem::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") / "vmgate-dev-cert";
+  }
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) {
+    return Error{"--dev-cert-dir " + directory.string() + ": " + error.message()};
+  }
+  ::chmod(directory.c_str(), 0700);
+  Result<tls::Authority> authority = tls::make_authority("vmgate development CA");
+  if (!authority) {
+    return authority.error();
+  }
+  Result<tls::IssuedCertificate> issued =
+      tls::issue_certificate(*authority, "vmgate.vmgate-system.svc",
+                             {"localhost", "vmgate", "vmgate.vmgate-system", "vmgate.vmgate-system.svc",
+                              "vmgate.vmgate-system.svc.cluster.local"},
+                             {"127.0.0.1", "::1"});
+  if (!issued) {
+    return issued.error();
+  }
+  DevelopmentCertificate result{directory, {(directory / "tls.crt").string(), (directory / "tls.key").string(), {}}};
+  for (const auto& [name, content, mode] :
+       {std::tuple{"ca.crt", tls::certificate_pem(*authority->certificate), mode_t{0644}},
+        std::tuple{"tls.crt", issued->certificate_pem, mode_t{0644}},
+        std::tuple{"tls.key", issued->private_key_pem, mode_t{0600}}}) {
+    if (Result<bool> written = write_file(directory / name, content, mode); !written) {
+      return written.error();
+    }
+  }
+  return result;
+}
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+int run_serve(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
+  Result<ServeOptions> parsed = parse_serve_options(args, [](const char* name) { return std::getenv(name); });
+  if (!parsed) {
+    err << "error: " << parsed.error().message << "\nSee 'vmgate serve --help'.\n";
+    return exit_usage;
+  }
+  ServeOptions& options = *parsed;
+  if (options.help) {
+    out << serve_usage();
+    return 0;
+  }
+  // Keep freed heap instead of trimming it back to the kernel after every request: each
+  // admission allocates and frees a few 64 KiB RapidJSON pools, and trimming them costs page
+  // faults worth ~20 us per small VM (bench/README.md).
+  mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
+  mallopt(M_TOP_PAD, 16 * 1024 * 1024);
+  raise_descriptor_limit();
+  if (options.threads == 0) {
+    options.threads = usable_cpus();
+  }
+
+  LogSink log(STDERR_FILENO);
+  auto event = [&log](std::string_view level, std::string_view message,
+                      std::initializer_list<std::pair<std::string_view, std::string_view>> fields = {}) {
+    log.write_now(event_line(std::chrono::system_clock::now(), level, message, fields));
+  };
+
+  tls::ServerFiles files{options.tls_cert, options.tls_key, options.client_ca};
+  if (options.tls_cert.empty()) {
+    Result<DevelopmentCertificate> development = make_development_certificate(options.dev_cert_dir);
+    if (!development) {
+      err << "error: cannot generate a development certificate: " << development.error().message << '\n';
+      return exit_usage;
+    }
+    files = development->files;
+    event("warning", "no --tls-cert: serving a generated development certificate; not for production",
+          {{"ca", (development->directory / "ca.crt").string()},
+           {"cert", files.certificate},
+           {"key", files.private_key}});
+  }
+  CertificateSource certificates(files, options.tls_profile);
+  if (auto loaded = certificates.load(); !loaded) {
+    err << "error: " << loaded.error().message << '\n';
+    return exit_usage;
+  } else {
+    event("info", "certificate loaded",
+          {{"subject", (*loaded)->subject}, {"not_after", std::to_string((*loaded)->not_after)}});
+  }
+
+  const admission::Pipeline pipeline;
+  if (options.objects.empty()) {
+    event("warning",
+          "no --objects: no instancetypes, preferences or volumes are known; VMs that reference them are "
+          "admitted with a warning naming what is missing");
+  }
+  ClusterSource cluster(options.objects, "default", pipeline);
+  Metrics metrics;
+  if (auto loaded = cluster.load(); !loaded) {
+    err << "error: --objects: " << loaded.error().message << '\n';
+    return exit_usage;
+  } else {
+    for (const std::string& note : (*loaded)->notes) {
+      event("info", "objects: skipped", {{"note", note}});
+    }
+    metrics.set_objects((*loaded)->store.size(), unix_now());
+    metrics.record_objects_reload(true);
+    event("info", "objects loaded", {{"objects", std::to_string((*loaded)->store.size())}});
+  }
+  metrics.record_certificate_reload(true);
+
+  webhook::ReviewOptions review_options;
+  review_options.kubevirt_service_accounts = webhook::kubevirt_service_account_usernames(options.kubevirt_namespace);
+  Result<std::unique_ptr<Server>> server =
+      Server::bind(ServerParts{options, pipeline, certificates, cluster, metrics, log, std::move(review_options)});
+  if (!server) {
+    err << "error: " << server.error().message << '\n';
+    return exit_usage;
+  }
+  ListenAddress https = options.listen;
+  https.port = (*server)->https_port();
+  ListenAddress health = options.metrics_listen;
+  health.port = (*server)->metrics_port();
+  event("info", "serving",
+        {{"https", https.str()},
+         {"metrics", health.str()},
+         {"threads", std::to_string(options.threads)},
+         {"tls_profile", options.tls_profile == TlsProfile::modern ? "modern" : "intermediate"}});
+  (*server)->run(true);
+  return 0;
+}
+
+}  // namespace vmgate::serve

@@ -1,0 +1,691 @@
+// The Beast/Asio transport of `vmgate serve`. The one translation unit that includes Beast and
+// Asio (reference/deps.md: each such unit costs ~30 s of compile time).
+#include "vmgate/server/server.hpp"
+
+#include <openssl/ssl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "vmgate/server/routing.hpp"
+
+namespace vmgate::serve {
+
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = net::ssl;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using boost::system::error_code;
+
+// Go's net/http answer to plain HTTP on a TLS port: the user sees why, not a reset.
+constexpr std::string_view plain_http_answer =
+    "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
+    "Content-Length: 48\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+
+std::chrono::milliseconds until(Clock::time_point deadline) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+  return std::max(left, std::chrono::milliseconds{1});
+}
+
+}  // namespace
+
+class HttpsSession;
+class HealthSession;
+
+struct ServerState {
+  explicit ServerState(ServerParts server_parts)
+      : parts(std::move(server_parts)),
+        threads(std::max(1U, parts.options.threads)),
+        io(static_cast<int>(threads)),
+        https_acceptor(net::make_strand(io)),
+        health_acceptor(net::make_strand(io)),
+        watch_timer(io),
+        flush_timer(io),
+        drain_timer(io),
+        signals(io) {}
+
+  ServerParts parts;
+  unsigned threads;
+
+  // Declared before the io_context: handlers it destroys at the end may still end sessions.
+  std::atomic<bool> shutdown_started{false};
+  std::atomic<bool> closing{false};  // listener closed: answer with Connection: close
+  std::atomic<bool> stopped{false};  // run() returned: nothing more is posted
+  std::atomic<std::size_t> connections{0};
+  std::mutex sessions_mutex;
+  std::unordered_map<const HttpsSession*, std::weak_ptr<HttpsSession>> sessions;
+
+  // The asio wrapper of the certificate snapshot new connections use; touched only by the
+  // accept loop (one strand).
+  std::shared_ptr<const tls::ServerContext> tls_source;
+  std::shared_ptr<ssl::context> tls_context;
+
+  net::io_context io;
+  tcp::acceptor https_acceptor;
+  tcp::acceptor health_acceptor;
+  net::steady_timer watch_timer;
+  net::steady_timer flush_timer;
+  net::steady_timer drain_timer;
+  net::signal_set signals;
+
+  [[nodiscard]] Readiness readiness() const {
+    return Readiness{parts.certificates.current() != nullptr, parts.cluster.current() != nullptr,
+                     shutdown_started.load()};
+  }
+
+  void log_event(std::string_view level, std::string_view message,
+                 std::initializer_list<std::pair<std::string_view, std::string_view>> fields = {}) {
+    parts.log.write_now(event_line(std::chrono::system_clock::now(), level, message, fields));
+  }
+
+  std::shared_ptr<ssl::context> current_tls_context();
+  void accept_https();
+  void accept_health();
+  void watch();
+  void flush_logs();
+  void begin_shutdown();
+  void close_listener_and_drain();
+  void session_ended();
+  void register_session(const std::shared_ptr<HttpsSession>& session);
+  void unregister_session(const HttpsSession* session);
+};
+
+// ------------------------------------------------------------------ HTTPS connections
+
+class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
+ public:
+  HttpsSession(tcp::socket&& socket, std::shared_ptr<ssl::context> context, ServerState& server)
+      : context_(std::move(context)), stream_(std::move(socket), *context_), server_(server) {}
+
+  HttpsSession(const HttpsSession&) = delete;
+  HttpsSession& operator=(const HttpsSession&) = delete;
+
+  ~HttpsSession() {
+    server_.unregister_session(this);
+    server_.parts.metrics.connection_closed();
+    server_.connections.fetch_sub(1);
+    server_.session_ended();
+  }
+
+  void start() {
+    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&HttpsSession::detect, shared_from_this()));
+  }
+
+  // Drain: a connection waiting for its next request is closed now; one in the middle of a
+  // request finishes it and closes after the answer.
+  void close_if_idle() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->idle_) {
+        self->close();
+      }
+    });
+  }
+
+ private:
+  const ServeOptions& options() const { return server_.parts.options; }
+  beast::tcp_stream& socket_layer() { return beast::get_lowest_layer(stream_); }
+
+  void close() {
+    error_code ignored;
+    socket_layer().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    socket_layer().close();
+  }
+
+  void detect() {
+    socket_layer().expires_after(options().handshake_timeout);
+    beast::async_detect_ssl(socket_layer(), buffer_,
+                            beast::bind_front_handler(&HttpsSession::on_detect, shared_from_this()));
+  }
+
+  void on_detect(error_code error, bool is_tls) {
+    if (error) {
+      server_.parts.metrics.record_tls_handshake_error();
+      return;
+    }
+    if (!is_tls) {
+      server_.parts.metrics.record_rejection(Rejection::plain_http);
+      net::async_write(socket_layer(), net::buffer(plain_http_answer.data(), plain_http_answer.size()),
+                       [self = shared_from_this()](error_code, std::size_t) { self->close(); });
+      return;
+    }
+    stream_.async_handshake(ssl::stream_base::server, buffer_.data(),
+                            beast::bind_front_handler(&HttpsSession::on_handshake, shared_from_this()));
+  }
+
+  void on_handshake(error_code error, std::size_t used) {
+    if (error) {
+      server_.parts.metrics.record_tls_handshake_error();
+      return;
+    }
+    buffer_.consume(used);
+    wait_for_request();
+  }
+
+  // Between requests: wait up to the idle timeout for a first byte, then give the whole header
+  // the header timeout, so that a slow client cannot hold a connection open a byte at a time.
+  void wait_for_request() {
+    if (buffer_.size() > 0) {
+      read_header();
+      return;
+    }
+    if (server_.closing.load()) {
+      close();
+      return;
+    }
+    idle_ = true;
+    socket_layer().expires_after(options().idle_timeout);
+    stream_.async_read_some(buffer_.prepare(read_chunk),
+                            beast::bind_front_handler(&HttpsSession::on_first_bytes, shared_from_this()));
+  }
+
+  void on_first_bytes(error_code error, std::size_t bytes) {
+    idle_ = false;
+    if (error) {
+      return;  // closed by the client, idle timeout or drain: nothing to answer
+    }
+    buffer_.commit(bytes);
+    read_header();
+  }
+
+  void read_header() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(options().max_header_bytes));
+    parser_->body_limit(options().max_body_bytes);
+    request_start_ = Clock::now();
+    socket_layer().expires_after(options().header_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&HttpsSession::on_header, shared_from_this()));
+  }
+
+  void on_header(error_code error, std::size_t /*bytes*/) {
+    if (error == http::error::header_limit) {
+      refuse(webhook::status_answer(431, "request header fields too large: the limit is " +
+                                             std::to_string(options().max_header_bytes) + " bytes"),
+             Rejection::header_too_large);
+      return;
+    }
+    if (error == beast::error::timeout) {
+      server_.parts.metrics.record_rejection(Rejection::timeout);
+      return;  // the stream is closed on timeout
+    }
+    if (error == http::error::end_of_stream || error == net::error::eof || error == net::ssl::error::stream_truncated ||
+        error == net::error::connection_reset || error == net::error::operation_aborted) {
+      return;
+    }
+    if (error) {
+      refuse(webhook::status_answer(400, "malformed HTTP request: " + error.message()), Rejection::bad_request);
+      return;
+    }
+    const auto& request = parser_->get();
+    RequestHead head;
+    head.method = request.method_string();
+    head.target = request.target();
+    if (const auto field = request.find(http::field::content_type); field != request.end()) {
+      head.content_type = field->value();
+    }
+    if (const auto length = parser_->content_length()) {
+      head.content_length = *length;
+    }
+    if (request.version() != 11) {
+      // HTTP/1.0 has no chunked bodies or default keep-alive; the apiserver speaks 1.1.
+      refuse(webhook::status_answer(505, "HTTP/1.1 only"), Rejection::bad_request);
+      return;
+    }
+    std::variant<Admit, Refusal> routed = route_webhook(head, options().max_body_bytes);
+    if (auto* refusal = std::get_if<Refusal>(&routed)) {
+      refuse(std::move(refusal->answer), refusal->reason, refusal->allow);
+      return;
+    }
+    const Admit admit = std::get<Admit>(routed);
+    endpoint_ = admit.endpoint;
+    Clock::time_point deadline = request_start_ + options().body_timeout;
+    if (admit.timeout) {
+      deadline_ = request_start_ + std::chrono::duration_cast<Clock::duration>(*admit.timeout);
+      deadline = std::min(deadline, *deadline_);
+    } else {
+      deadline_.reset();
+    }
+    socket_layer().expires_after(until(deadline));
+    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpsSession::on_body, shared_from_this()));
+  }
+
+  void on_body(error_code error, std::size_t /*bytes*/) {
+    if (error == http::error::body_limit) {
+      refuse(body_too_large_answer(options().max_body_bytes), Rejection::body_too_large);
+      return;
+    }
+    if (error == beast::error::timeout) {
+      server_.parts.metrics.record_rejection(Rejection::timeout);
+      return;
+    }
+    if (error) {
+      return;  // the client went away mid-body: nobody to answer
+    }
+    if (deadline_ && Clock::now() >= *deadline_) {
+      server_.parts.metrics.record_rejection(Rejection::timeout);
+      refuse(webhook::status_answer(504, "the request's ?timeout= passed before its body was read"),
+             Rejection::timeout);
+      return;
+    }
+    admit();
+  }
+
+  void admit() {
+    ServerState& server = server_;
+    const std::shared_ptr<const cli::LoadedCluster> cluster = server.parts.cluster.current();
+    if (cluster == nullptr) {  // loaded before the listener opens; never reached
+      respond(webhook::status_answer(503, "cluster objects not loaded"), false, {});
+      return;
+    }
+    server.parts.metrics.request_started(endpoint_);
+    const auto started = Clock::now();
+    webhook::ReviewResult result = webhook::review(endpoint_, parser_->get().body(), server.parts.pipeline,
+                                                   cluster->store, server.parts.review_options);
+    const auto latency = Clock::now() - started;
+    server.parts.metrics.record_review(endpoint_, result.summary, latency);
+    server.parts.metrics.request_finished(endpoint_);
+    if (server.parts.options.access_log) {
+      server.parts.log.write(admission_line(std::chrono::system_clock::now(), endpoint_, result.summary, latency));
+    }
+    const bool keep_alive = parser_->get().keep_alive();
+    respond(std::move(result.answer), keep_alive, {});
+  }
+
+  void refuse(webhook::HttpAnswer answer, Rejection reason, std::string_view allow = {}) {
+    server_.parts.metrics.record_rejection(reason);
+    // The body, when there is one, was not read: its bytes must not be taken for a request.
+    respond(std::move(answer), false, allow);
+  }
+
+  void respond(webhook::HttpAnswer answer, bool keep_alive, std::string_view allow) {
+    response_.emplace();
+    response_->version(11);
+    response_->result(static_cast<unsigned>(answer.status));
+    response_->set(http::field::content_type, answer.content_type);
+    if (!allow.empty()) {
+      response_->set(http::field::allow, allow);
+    }
+    response_->body() = std::move(answer.body);
+    response_->keep_alive(keep_alive && !server_.closing.load());
+    response_->prepare_payload();
+    socket_layer().expires_after(options().body_timeout);
+    http::async_write(stream_, *response_, beast::bind_front_handler(&HttpsSession::on_write, shared_from_this()));
+  }
+
+  void on_write(error_code error, std::size_t /*bytes*/) {
+    const bool keep_alive = response_->keep_alive();
+    response_.reset();
+    parser_.reset();
+    if (error) {
+      return;
+    }
+    if (!keep_alive) {
+      close();
+      return;
+    }
+    // An 8 MiB body must not stay allocated for the connection's life.
+    if (buffer_.capacity() > large_buffer && buffer_.size() == 0) {
+      buffer_.shrink_to_fit();
+    }
+    wait_for_request();
+  }
+
+  static constexpr std::size_t read_chunk = 16384;
+  static constexpr std::size_t large_buffer = 65536;
+
+  std::shared_ptr<ssl::context> context_;  // the certificate this connection presented
+  beast::ssl_stream<beast::tcp_stream> stream_;
+  ServerState& server_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::response<http::string_body>> response_;
+  webhook::Endpoint endpoint_ = webhook::Endpoint::vm_mutate;
+  Clock::time_point request_start_;
+  std::optional<Clock::time_point> deadline_;
+  bool idle_ = false;
+};
+
+// ------------------------------------------------------------------ health and metrics
+
+class HealthSession : public std::enable_shared_from_this<HealthSession> {
+ public:
+  HealthSession(tcp::socket&& socket, ServerState& server) : stream_(std::move(socket)), server_(server) {}
+
+  void start() {
+    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&HealthSession::read, shared_from_this()));
+  }
+
+ private:
+  void read() {
+    parser_.emplace();
+    parser_->header_limit(health_header_limit);
+    parser_->body_limit(health_body_limit);
+    stream_.expires_after(server_.parts.options.header_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&HealthSession::on_read, shared_from_this()));
+  }
+
+  void on_read(error_code error, std::size_t /*bytes*/) {
+    if (error) {
+      error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      return;
+    }
+    const auto& request = parser_->get();
+    webhook::HttpAnswer answer =
+        answer_health(request.method_string(), request.target(), server_.readiness(), server_.parts.metrics);
+    response_.emplace();
+    response_->version(request.version());
+    response_->result(static_cast<unsigned>(answer.status));
+    response_->set(http::field::content_type, answer.content_type);
+    response_->keep_alive(request.keep_alive());
+    const bool head = request.method() == http::verb::head;
+    response_->body() = std::move(answer.body);
+    response_->prepare_payload();
+    if (head) {
+      response_->body().clear();  // Content-Length stays that of the GET answer
+    }
+    http::async_write(stream_, *response_, beast::bind_front_handler(&HealthSession::on_write, shared_from_this()));
+  }
+
+  void on_write(error_code error, std::size_t /*bytes*/) {
+    const bool keep_alive = response_->keep_alive();
+    response_.reset();
+    if (error || !keep_alive) {
+      error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      return;
+    }
+    read();
+  }
+
+  static constexpr std::uint32_t health_header_limit = 8192;
+  static constexpr std::uint64_t health_body_limit = 65536;
+
+  beast::tcp_stream stream_;
+  ServerState& server_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::response<http::string_body>> response_;
+};
+
+// ------------------------------------------------------------------ the server
+
+std::shared_ptr<ssl::context> ServerState::current_tls_context() {
+  std::shared_ptr<const tls::ServerContext> source = parts.certificates.current();
+  if (source != tls_source) {
+    // asio's context owns one reference to the SSL_CTX; the snapshot keeps its own.
+    SSL_CTX_up_ref(source->context.get());
+    tls_context = std::make_shared<ssl::context>(source->context.get());
+    tls_source = std::move(source);
+  }
+  return tls_context;
+}
+
+void ServerState::register_session(const std::shared_ptr<HttpsSession>& session) {
+  const std::lock_guard lock(sessions_mutex);
+  sessions.emplace(session.get(), session);
+}
+
+void ServerState::unregister_session(const HttpsSession* session) {
+  const std::lock_guard lock(sessions_mutex);
+  sessions.erase(session);
+}
+
+void ServerState::accept_https() {
+  https_acceptor.async_accept(net::make_strand(io), [this](error_code error, tcp::socket socket) {
+    if (error == net::error::operation_aborted || !https_acceptor.is_open()) {
+      return;  // the listener closed for the drain
+    }
+    if (!error) {
+      if (connections.load() >= parts.options.max_connections) {
+        parts.metrics.record_rejection(Rejection::connection_limit);
+        error_code ignored;
+        socket.close(ignored);
+      } else {
+        connections.fetch_add(1);
+        parts.metrics.connection_opened();
+        auto session = std::make_shared<HttpsSession>(std::move(socket), current_tls_context(), *this);
+        register_session(session);
+        session->start();
+      }
+    } else if (error == net::error::no_descriptors) {
+      // Out of file descriptors: back off instead of spinning; the next accept retries.
+      log_event("error", "accept failed", {{"err", error.message()}});
+    }
+    accept_https();
+  });
+}
+
+void ServerState::accept_health() {
+  health_acceptor.async_accept(net::make_strand(io), [this](error_code error, tcp::socket socket) {
+    if (error == net::error::operation_aborted || !health_acceptor.is_open()) {
+      return;
+    }
+    if (!error) {
+      std::make_shared<HealthSession>(std::move(socket), *this)->start();
+    }
+    accept_health();
+  });
+}
+
+void ServerState::watch() {
+  watch_timer.expires_after(parts.options.watch_interval);
+  watch_timer.async_wait([this](error_code error) {
+    if (error) {
+      return;
+    }
+    if (std::optional<ReloadOutcome> reloaded = parts.certificates.poll()) {
+      parts.metrics.record_certificate_reload(reloaded->succeeded);
+      if (reloaded->succeeded) {
+        parts.metrics.set_certificate_expiry(parts.certificates.current()->not_after);
+      }
+      log_event(reloaded->succeeded ? "info" : "error", "certificate reload", {{"result", reloaded->message}});
+    }
+    if (std::optional<ReloadOutcome> reloaded = parts.cluster.poll()) {
+      parts.metrics.record_objects_reload(reloaded->succeeded);
+      if (reloaded->succeeded) {
+        const auto now = std::chrono::system_clock::now().time_since_epoch();
+        parts.metrics.set_objects(parts.cluster.current()->store.size(),
+                                  std::chrono::duration_cast<std::chrono::seconds>(now).count());
+      }
+      log_event(reloaded->succeeded ? "info" : "error", "objects reload", {{"result", reloaded->message}});
+    }
+    watch();
+  });
+}
+
+void ServerState::flush_logs() {
+  flush_timer.expires_after(std::chrono::milliseconds{200});
+  flush_timer.async_wait([this](error_code error) {
+    parts.log.flush();
+    if (!error) {
+      flush_logs();
+    }
+  });
+}
+
+void ServerState::begin_shutdown() {
+  if (shutdown_started.exchange(true)) {
+    return;
+  }
+  const std::string delay = std::to_string(parts.options.shutdown_delay.count()) + "ms";
+  log_event("info", "shutting down: not ready; still serving for the shutdown delay", {{"delay", delay}});
+  // The endpoints controller takes the pod out of the Service only after /readyz fails;
+  // requests keep coming until then (KubeVirt's virt-api waits 5 s the same way).
+  drain_timer.expires_after(parts.options.shutdown_delay);
+  drain_timer.async_wait([this](error_code) { close_listener_and_drain(); });
+}
+
+void ServerState::close_listener_and_drain() {
+  closing.store(true);
+  error_code ignored;
+  net::post(https_acceptor.get_executor(), [this] {
+    error_code ignored_error;
+    https_acceptor.close(ignored_error);
+  });
+  std::vector<std::shared_ptr<HttpsSession>> open;
+  {
+    const std::lock_guard lock(sessions_mutex);
+    for (const auto& [key, weak] : sessions) {
+      if (auto session = weak.lock()) {
+        open.push_back(std::move(session));
+      }
+    }
+  }
+  log_event("info", "listener closed; draining", {{"connections", std::to_string(open.size())}});
+  for (const auto& session : open) {
+    session->close_if_idle();
+  }
+  open.clear();
+  drain_timer.expires_after(parts.options.grace_period);
+  drain_timer.async_wait([this](error_code error) {
+    if (error) {
+      return;  // every connection ended first
+    }
+    log_event("warning", "grace period over; closing the remaining connections",
+              {{"connections", std::to_string(connections.load())}});
+    parts.log.flush();
+    io.stop();
+  });
+  if (connections.load() == 0) {
+    net::post(io, [this] { session_ended(); });
+  }
+}
+
+void ServerState::session_ended() {
+  if (!stopped.load() && closing.load() && connections.load() == 0) {
+    net::post(io, [this] {
+      log_event("info", "drained; exiting");
+      io.stop();
+    });
+  }
+}
+
+// ------------------------------------------------------------------ public face
+
+struct Server::Impl final : ServerState {
+  using ServerState::ServerState;
+};
+
+namespace {
+
+Result<bool> listen_on(tcp::acceptor& acceptor, const ListenAddress& address, std::string_view option) {
+  error_code error;
+  const net::ip::address ip = net::ip::make_address(address.host, error);
+  if (error) {
+    return Error{std::string(option) + " " + address.str() + ": " + error.message()};
+  }
+  const tcp::endpoint endpoint(ip, address.port);
+  acceptor.open(endpoint.protocol(), error);
+  if (!error) {
+    acceptor.set_option(net::socket_base::reuse_address(true), error);
+  }
+  if (!error) {
+    acceptor.bind(endpoint, error);
+  }
+  if (!error) {
+    acceptor.listen(net::socket_base::max_listen_connections, error);
+  }
+  if (error) {
+    return Error{std::string(option) + " " + address.str() + ": " + error.message()};
+  }
+  return true;
+}
+
+}  // namespace
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() = default;
+
+Result<std::unique_ptr<Server>> Server::bind(ServerParts parts) {
+  auto impl = std::make_unique<Impl>(std::move(parts));
+  if (Result<bool> bound = listen_on(impl->https_acceptor, impl->parts.options.listen, "--listen"); !bound) {
+    return bound.error();
+  }
+  if (Result<bool> bound = listen_on(impl->health_acceptor, impl->parts.options.metrics_listen, "--metrics-listen");
+      !bound) {
+    return bound.error();
+  }
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+std::uint16_t Server::https_port() const {
+  return impl_->https_acceptor.local_endpoint().port();
+}
+
+std::uint16_t Server::metrics_port() const {
+  return impl_->health_acceptor.local_endpoint().port();
+}
+
+void Server::shutdown() {
+  Impl* impl = impl_.get();
+  net::post(impl->io, [impl] { impl->begin_shutdown(); });
+}
+
+void Server::run(bool handle_signals) {
+  Impl& impl = *impl_;
+  if (const auto certificate = impl.parts.certificates.current()) {
+    impl.parts.metrics.set_certificate_expiry(certificate->not_after);
+  }
+  if (handle_signals) {
+    impl.signals.add(SIGTERM);
+    impl.signals.add(SIGINT);
+    std::function<void(error_code, int)> on_signal = [&impl, &on_signal](error_code error, int signal) {
+      if (error) {
+        return;
+      }
+      if (impl.shutdown_started.load()) {
+        impl.log_event("warning", "second signal: stopping now", {{"signal", std::to_string(signal)}});
+        impl.io.stop();
+        return;
+      }
+      impl.begin_shutdown();
+      impl.signals.async_wait(on_signal);
+    };
+    impl.signals.async_wait(on_signal);
+  }
+  net::dispatch(impl.https_acceptor.get_executor(), [&impl] { impl.accept_https(); });
+  net::dispatch(impl.health_acceptor.get_executor(), [&impl] { impl.accept_health(); });
+  impl.watch();
+  impl.flush_logs();
+
+  std::vector<std::thread> workers;
+  workers.reserve(impl.threads - 1);
+  for (unsigned i = 1; i < impl.threads; ++i) {
+    workers.emplace_back([&impl] { impl.io.run(); });
+  }
+  impl.io.run();
+  for (std::thread& worker : workers) {
+    worker.join();
+  }
+  // Connections cut at the end of the grace period are released with the io_context.
+  impl.stopped.store(true);
+  impl.parts.log.flush();
+}
+
+}  // namespace vmgate::serve
