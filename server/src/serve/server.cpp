@@ -107,6 +107,7 @@ struct ServerState {
   void watch();
   void flush_logs();
   void begin_shutdown();
+  void wait_for_signal();
   void close_listener_and_drain();
   void session_ended();
   void register_session(const std::shared_ptr<HttpsSession>& session);
@@ -528,6 +529,21 @@ void ServerState::flush_logs() {
   });
 }
 
+void ServerState::wait_for_signal() {
+  signals.async_wait([this](error_code error, int signal) {
+    if (error) {
+      return;
+    }
+    if (shutdown_started.load()) {
+      log_event("warning", "second signal: stopping now", {{"signal", std::to_string(signal)}});
+      io.stop();
+      return;
+    }
+    begin_shutdown();
+    wait_for_signal();
+  });
+}
+
 void ServerState::begin_shutdown() {
   if (shutdown_started.exchange(true)) {
     return;
@@ -655,19 +671,7 @@ void Server::run(bool handle_signals) {
   if (handle_signals) {
     impl.signals.add(SIGTERM);
     impl.signals.add(SIGINT);
-    std::function<void(error_code, int)> on_signal = [&impl, &on_signal](error_code error, int signal) {
-      if (error) {
-        return;
-      }
-      if (impl.shutdown_started.load()) {
-        impl.log_event("warning", "second signal: stopping now", {{"signal", std::to_string(signal)}});
-        impl.io.stop();
-        return;
-      }
-      impl.begin_shutdown();
-      impl.signals.async_wait(on_signal);
-    };
-    impl.signals.async_wait(on_signal);
+    impl.wait_for_signal();
   }
   net::dispatch(impl.https_acceptor.get_executor(), [&impl] { impl.accept_https(); });
   net::dispatch(impl.health_acceptor.get_executor(), [&impl] { impl.accept_health(); });
