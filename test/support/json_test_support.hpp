@@ -38,6 +38,10 @@ json::Document applied_rule(Rule rule, std::string_view input, std::string_view 
   return target_document;
 }
 
+/// RFC 4648 base64 decoder, written independently of the encoder under test (the webhook's
+/// patch); throws std::invalid_argument on bad input.
+std::string base64_decode(std::string_view encoded);
+
 /// Reads a whole file (test fixtures).
 std::string read_file(const std::string& path);
 

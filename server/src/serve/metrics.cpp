@@ -23,13 +23,17 @@ std::string_view webhook_label(std::size_t index) {
   return webhook::path_of(endpoints.at(index)).substr(1);
 }
 
-std::string_view operation_label(std::string_view operation) {
-  for (std::string_view known : {"CREATE", "UPDATE", "DELETE", "CONNECT"}) {
-    if (operation == known) {
-      return known;
+// Bounded: whatever a refused body said is not a label value ("unknown").
+constexpr std::array<std::string_view, 5> operation_labels{"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown"};
+constexpr std::array<std::string_view, 3> decision_labels{"allowed", "denied", "error"};
+
+std::size_t operation_index(std::string_view operation) {
+  for (std::size_t index = 0; index + 1 < operation_labels.size(); ++index) {
+    if (operation == operation_labels.at(index)) {
+      return index;
     }
   }
-  return "unknown";  // bounded: whatever a refused body said is not a label value
+  return operation_labels.size() - 1;
 }
 
 std::string format_double(double value) {
@@ -73,11 +77,10 @@ void Metrics::record_review(webhook::Endpoint endpoint, const webhook::ReviewSum
                             std::chrono::nanoseconds latency) {
   const std::size_t index = index_of(endpoint);
   const bool refused = !summary.error.empty();
-  const std::string_view decision = refused ? "error" : summary.allowed ? "allowed" : "denied";
+  const std::size_t decision = refused ? 2 : summary.allowed ? 0 : 1;
   {
     const std::lock_guard lock(requests_mutex_);
-    ++requests_[RequestKey{index, std::string(operation_label(summary.operation)), decision, summary.code,
-                           summary.dry_run}];
+    ++requests_[RequestKey{index, operation_index(summary.operation), decision, summary.code, summary.dry_run}];
   }
   Histogram& histogram = latency_.at(index);
   const double seconds = std::chrono::duration<double>(latency).count();
@@ -144,8 +147,9 @@ std::string Metrics::render(bool ready) const {
     const std::lock_guard lock(requests_mutex_);
     for (const auto& [key, count] : requests_) {
       const auto& [index, operation, decision, code, dry_run] = key;
-      std::string labels = "webhook=\"" + std::string(webhook_label(index)) + "\",operation=\"" + operation +
-                           "\",decision=\"" + std::string(decision) + "\",code=\"" + std::to_string(code) +
+      std::string labels = "webhook=\"" + std::string(webhook_label(index)) + "\",operation=\"" +
+                           std::string(operation_labels.at(operation)) + "\",decision=\"" +
+                           std::string(decision_labels.at(decision)) + "\",code=\"" + std::to_string(code) +
                            "\",dry_run=\"" + (dry_run ? "true" : "false") + "\"";
       sample(out, "vmgate_webhook_requests_total", labels, count);
     }

@@ -71,8 +71,9 @@ class Metrics {
     std::atomic<std::uint64_t> sum_nanoseconds{0};
   };
 
-  // webhook, operation, decision, code, dry_run
-  using RequestKey = std::tuple<std::size_t, std::string, std::string_view, int, bool>;
+  // webhook, operation (index into the known operations), decision, code, dry_run: no
+  // allocation per request.
+  using RequestKey = std::tuple<std::size_t, std::size_t, std::size_t, int, bool>;
 
   mutable std::mutex requests_mutex_;
   std::map<RequestKey, std::uint64_t> requests_;
