@@ -222,6 +222,10 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   }
 
   void on_header(error_code error, std::size_t /*bytes*/) {
+    if (error == http::error::body_limit) {  // a Content-Length above the limit, seen in the header
+      refuse(body_too_large_answer(options().max_body_bytes), Rejection::body_too_large);
+      return;
+    }
     if (error == http::error::header_limit) {
       refuse(webhook::status_answer(431, "request header fields too large: the limit is " +
                                              std::to_string(options().max_header_bytes) + " bytes"),
@@ -317,8 +321,33 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
   void refuse(webhook::HttpAnswer answer, Rejection reason, std::string_view allow = {}) {
     server_.parts.metrics.record_rejection(reason);
-    // The body, when there is one, was not read: its bytes must not be taken for a request.
+    // The body, when there is one, was not read: its bytes must not be taken for a request,
+    // so the connection closes after the answer, lingering so the client can read it.
+    linger_ = true;
     respond(std::move(answer), false, allow);
+  }
+
+  // Closing a socket with unread input sends a reset, and the client's TCP stack may then drop
+  // the answer before the client reads it (a client still writing a 9 MiB body never sees its
+  // 413). So, like nginx's lingering_close: stop sending, read and discard for a while, close.
+  void linger() {
+    error_code ignored;
+    socket_layer().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    socket_layer().expires_after(linger_time);
+    discard_.resize(read_chunk);
+    discard_input();
+  }
+
+  void discard_input() {
+    socket_layer().async_read_some(net::buffer(discard_),
+                                   [self = shared_from_this()](error_code error, std::size_t bytes) {
+                                     self->discarded_ += bytes;
+                                     if (error || self->discarded_ > linger_limit) {
+                                       self->close();
+                                       return;
+                                     }
+                                     self->discard_input();
+                                   });
   }
 
   void respond(webhook::HttpAnswer answer, bool keep_alive, std::string_view allow) {
@@ -344,7 +373,11 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
       return;
     }
     if (!keep_alive) {
-      close();
+      if (linger_) {
+        linger();
+      } else {
+        close();
+      }
       return;
     }
     // An 8 MiB body must not stay allocated for the connection's life.
@@ -355,6 +388,8 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   }
 
   static constexpr std::size_t read_chunk = 16384;
+  static constexpr std::chrono::seconds linger_time{2};
+  static constexpr std::size_t linger_limit = std::size_t{64} << 20U;
   static constexpr std::size_t large_buffer = 65536;
 
   std::shared_ptr<ssl::context> context_;  // the certificate this connection presented
@@ -367,6 +402,9 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   Clock::time_point request_start_;
   std::optional<Clock::time_point> deadline_;
   bool idle_ = false;
+  bool linger_ = false;
+  std::vector<char> discard_;  // allocated only when lingering
+  std::size_t discarded_ = 0;
 };
 
 // ------------------------------------------------------------------ health and metrics

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -153,6 +154,9 @@ TestServer::~TestServer() {
 // ---------------------------------------------------------------- client
 
 Result<HttpConnection> HttpConnection::plain(std::uint16_t port, std::chrono::milliseconds timeout) {
+  // OpenSSL writes with write(2): a server that closes on a client still sending (413, 431)
+  // must give the client an error, not SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   HttpConnection connection;
   connection.fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (connection.fd_ < 0) {
