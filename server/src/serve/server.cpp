@@ -135,13 +135,20 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     net::dispatch(stream_.get_executor(), beast::bind_front_handler(&HttpsSession::detect, shared_from_this()));
   }
 
-  // Drain: a connection waiting for its next request is closed now; one in the middle of a
-  // request finishes it and closes after the answer.
-  void close_if_idle() {
-    net::post(stream_.get_executor(), [self = shared_from_this()] {
-      if (self->idle_) {
-        self->close();
-      }
+  // Drain: a connection in the middle of a request finishes it and closes after the answer. One
+  // waiting for its next request gets a last call: a request arriving within `last_call` is
+  // answered with Connection: close; after it the connection closes. Closing it at once would
+  // race with a client that has just sent its next request on it, and the apiserver does not
+  // retry a POST that met a closed connection (reference/ecosystem.md §1.3).
+  void close_when_idle(std::chrono::milliseconds last_call) {
+    net::post(stream_.get_executor(), [self = shared_from_this(), last_call] {
+      self->last_call_.emplace(self->stream_.get_executor());
+      self->last_call_->expires_after(last_call);
+      self->last_call_->async_wait([self](error_code error) {
+        if (!error && self->idle_) {
+          self->close();
+        }
+      });
     });
   }
 
@@ -150,6 +157,9 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   beast::tcp_stream& socket_layer() { return beast::get_lowest_layer(stream_); }
 
   void close() {
+    if (last_call_) {
+      last_call_->cancel();
+    }
     error_code ignored;
     socket_layer().socket().shutdown(tcp::socket::shutdown_both, ignored);
     socket_layer().close();
@@ -192,10 +202,8 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
       read_header();
       return;
     }
-    if (server_.closing.load()) {
-      close();
-      return;
-    }
+    // While draining, the last-call timer (close_when_idle) closes the connection if no request
+    // comes.
     idle_ = true;
     socket_layer().expires_after(options().idle_timeout);
     stream_.async_read_some(buffer_.prepare(read_chunk),
@@ -402,6 +410,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   Clock::time_point request_start_;
   std::optional<Clock::time_point> deadline_;
   bool idle_ = false;
+  std::optional<net::steady_timer> last_call_;
   bool linger_ = false;
   std::vector<char> discard_;  // allocated only when lingering
   std::size_t discarded_ = 0;
@@ -611,8 +620,10 @@ void ServerState::close_listener_and_drain() {
     }
   }
   log_event("info", "listener closed; draining", {{"connections", std::to_string(open.size())}});
+  // A second, at most half the grace period, for requests already on their way.
+  const auto last_call = std::min(std::chrono::milliseconds{1000}, parts.options.grace_period / 2);
   for (const auto& session : open) {
-    session->close_if_idle();
+    session->close_when_idle(last_call);
   }
   open.clear();
   drain_timer.expires_after(parts.options.grace_period);

@@ -151,11 +151,21 @@ Result<ServerContext> load_server_context(const ServerFiles& files, TlsProfile p
   if (SSL_CTX_use_certificate_chain_file(ctx, files.certificate.c_str()) != 1) {
     return failure("TLS certificate " + files.certificate);
   }
-  if (SSL_CTX_use_PrivateKey_file(ctx, files.private_key.c_str(), SSL_FILETYPE_PEM) != 1) {
+  // Read the key on its own first, so that an unreadable key and a key of another certificate
+  // (a Secret caught mid-update) get different messages.
+  EvpPkeyPtr key;
+  {
+    BioPtr file(BIO_new_file(files.private_key.c_str(), "r"));
+    if (file) {
+      key.reset(PEM_read_bio_PrivateKey(file.get(), nullptr, nullptr, nullptr));
+    }
+  }
+  if (!key) {
     return failure("TLS private key " + files.private_key);
   }
-  if (SSL_CTX_check_private_key(ctx) != 1) {
-    return failure("TLS private key " + files.private_key + " does not match the certificate " + files.certificate);
+  if (SSL_CTX_use_PrivateKey(ctx, key.get()) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+    ERR_clear_error();
+    return Error{"TLS private key " + files.private_key + " does not match the certificate " + files.certificate};
   }
   if (!files.client_ca.empty()) {
     if (SSL_CTX_load_verify_locations(ctx, files.client_ca.c_str(), nullptr) != 1) {
