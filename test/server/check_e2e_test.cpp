@@ -131,7 +131,7 @@ TEST(CheckBinary, UnusableInputExitsTwoWithEmptyStdout) {
                                              {"check", "-f", fixtures + "only-configmap.yaml", "-o", "json"},
                                              {"check", "-f", fixtures + "vm.yaml", "--kubeconfig", "/dev/null"},
                                              {"check", "-f", fixtures + "vm.yaml", "--operation", "UPDATE"},
-                                             {"serve"},
+                                             {"serve", "--tls-cert", "/nonexistent.crt"},  // no --tls-key
                                              {}}) {
     const ProcessResult run = vmgate(args);
     EXPECT_EQ(run.status, 2) << (args.empty() ? "" : args.back()) << ": " << run.err;
