@@ -63,16 +63,20 @@ Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text) {
       ++digits;
     }
     rest.remove_prefix(digits);
-    // The fraction: kept as digits scaled later, at most 18 significant ones (Go drops the rest too).
+    // The fraction, as Go's leadingFraction: digits while they fit in 63 bits, the rest ignored.
     std::uint64_t fraction = 0;
-    std::uint64_t scale = 1;
+    double scale = 1;
     std::size_t fraction_digits = 0;
     if (!rest.empty() && rest.front() == '.') {
       rest.remove_prefix(1);
+      bool fraction_overflow = false;
       while (fraction_digits < rest.size() && is_digit(rest[fraction_digits])) {
-        if (scale < 1'000'000'000'000'000'000ULL) {
-          fraction = fraction * 10 + static_cast<std::uint64_t>(rest[fraction_digits] - '0');
+        const auto digit = static_cast<std::uint64_t>(rest[fraction_digits] - '0');
+        if (!fraction_overflow && fraction <= (max_nanoseconds - digit) / 10) {
+          fraction = fraction * 10 + digit;
           scale *= 10;
+        } else {
+          fraction_overflow = true;
         }
         ++fraction_digits;
       }
@@ -96,11 +100,9 @@ Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text) {
       return invalid(text);
     }
     std::uint64_t value = whole * unit->nanoseconds;
-    // fraction / scale of a unit, in nanoseconds; the unit is at most 3.6e12 ns and the fraction
-    // below 1e18, so split the product to stay within 64 bits.
-    const long double part = static_cast<long double>(fraction) * static_cast<long double>(unit->nanoseconds) /
-                             static_cast<long double>(scale);
-    const auto fractional = static_cast<std::uint64_t>(part);
+    // Go computes this part in float64; so does this, to round the same way.
+    const auto fractional =
+        static_cast<std::uint64_t>(static_cast<double>(fraction) * (static_cast<double>(unit->nanoseconds) / scale));
     if (value > max_nanoseconds - fractional || total > max_nanoseconds - value - fractional) {
       return invalid(text);
     }
