@@ -152,13 +152,13 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
            {"key", files.private_key}});
   }
   CertificateSource certificates(files, options.tls_profile);
-  if (auto loaded = certificates.load(); !loaded) {
-    err << "error: " << loaded.error().message << '\n';
+  const auto certificate = certificates.load();
+  if (!certificate) {
+    err << "error: " << certificate.error().message << '\n';
     return exit_usage;
-  } else {
-    event("info", "certificate loaded",
-          {{"subject", (*loaded)->subject}, {"not_after", std::to_string((*loaded)->not_after)}});
   }
+  event("info", "certificate loaded",
+        {{"subject", (*certificate)->subject}, {"not_after", std::to_string((*certificate)->not_after)}});
 
   const admission::Pipeline pipeline;
   if (options.objects.empty()) {
@@ -168,17 +168,17 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
   }
   ClusterSource cluster(options.objects, "default", pipeline);
   Metrics metrics;
-  if (auto loaded = cluster.load(); !loaded) {
-    err << "error: --objects: " << loaded.error().message << '\n';
+  const auto objects = cluster.load();
+  if (!objects) {
+    err << "error: --objects: " << objects.error().message << '\n';
     return exit_usage;
-  } else {
-    for (const std::string& note : (*loaded)->notes) {
-      event("info", "objects: skipped", {{"note", note}});
-    }
-    metrics.set_objects((*loaded)->store.size(), unix_now());
-    metrics.record_objects_reload(true);
-    event("info", "objects loaded", {{"objects", std::to_string((*loaded)->store.size())}});
   }
+  for (const std::string& note : (*objects)->notes) {
+    event("info", "objects: skipped", {{"note", note}});
+  }
+  metrics.set_objects((*objects)->store.size(), unix_now());
+  metrics.record_objects_reload(true);
+  event("info", "objects loaded", {{"objects", std::to_string((*objects)->store.size())}});
   metrics.record_certificate_reload(true);
 
   webhook::ReviewOptions review_options;

@@ -605,7 +605,6 @@ void ServerState::begin_shutdown() {
 
 void ServerState::close_listener_and_drain() {
   closing.store(true);
-  error_code ignored;
   net::post(https_acceptor.get_executor(), [this] {
     error_code ignored_error;
     https_acceptor.close(ignored_error);
