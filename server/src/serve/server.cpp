@@ -358,29 +358,44 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
                                    });
   }
 
+  // The answer is written as one buffer, status line and header included: one TLS record
+  // write for the common case, without Beast's serializer machinery (measured: several
+  // microseconds per request on the benchmark).
   void respond(webhook::HttpAnswer answer, bool keep_alive, std::string_view allow) {
-    response_.emplace();
-    response_->version(11);
-    response_->result(static_cast<unsigned>(answer.status));
-    response_->set(http::field::content_type, answer.content_type);
+    keep_alive_ = keep_alive && !server_.closing.load();
+    const auto status = static_cast<http::status>(answer.status);
+    std::string& out = out_;
+    out.clear();
+    out.reserve(answer.body.size() + 160);
+    out += "HTTP/1.1 ";
+    out += std::to_string(answer.status);
+    out += ' ';
+    const auto reason = http::obsolete_reason(status);
+    out.append(reason.data(), reason.size());
+    out += "\r\nContent-Type: ";
+    out += answer.content_type;
+    out += "\r\nContent-Length: ";
+    out += std::to_string(answer.body.size());
     if (!allow.empty()) {
-      response_->set(http::field::allow, allow);
+      out += "\r\nAllow: ";
+      out += allow;
     }
-    response_->body() = std::move(answer.body);
-    response_->keep_alive(keep_alive && !server_.closing.load());
-    response_->prepare_payload();
+    out += keep_alive_ ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n";
+    out += answer.body;
     socket_layer().expires_after(options().body_timeout);
-    http::async_write(stream_, *response_, beast::bind_front_handler(&HttpsSession::on_write, shared_from_this()));
+    net::async_write(stream_, net::buffer(out_),
+                     beast::bind_front_handler(&HttpsSession::on_write, shared_from_this()));
   }
 
   void on_write(error_code error, std::size_t /*bytes*/) {
-    const bool keep_alive = response_->keep_alive();
-    response_.reset();
     parser_.reset();
+    if (out_.capacity() > large_buffer) {
+      std::string().swap(out_);
+    }
     if (error) {
       return;
     }
-    if (!keep_alive) {
+    if (!keep_alive_) {
       if (linger_) {
         linger();
       } else {
@@ -405,7 +420,8 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   ServerState& server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::optional<http::response<http::string_body>> response_;
+  std::string out_;  // the answer being written
+  bool keep_alive_ = true;
   webhook::Endpoint endpoint_ = webhook::Endpoint::vm_mutate;
   Clock::time_point request_start_;
   std::optional<Clock::time_point> deadline_;
