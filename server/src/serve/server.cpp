@@ -224,6 +224,16 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     parser_->header_limit(static_cast<std::uint32_t>(options().max_header_bytes));
     parser_->body_limit(options().max_body_bytes);
     request_start_ = Clock::now();
+    // The whole request usually came with its first bytes (one TLS record): parse what is
+    // buffered first, and go back to the socket only for what is missing.
+    parser_->eager(true);
+    error_code error;
+    const std::size_t used = parser_->put(buffer_.data(), error);
+    buffer_.consume(used);
+    if (error != http::error::need_more && (error || parser_->is_header_done())) {
+      on_header(error, used);
+      return;
+    }
     socket_layer().expires_after(options().header_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&HttpsSession::on_header, shared_from_this()));
@@ -282,6 +292,10 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
       deadline_.reset();
     }
     socket_layer().expires_after(until(deadline));
+    if (parser_->is_done()) {
+      on_body({}, 0);
+      return;
+    }
     http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpsSession::on_body, shared_from_this()));
   }
 
