@@ -59,25 +59,47 @@ class Differ {
   }
 
  private:
+  // The mutated object is a copy of the original with members changed in place and new ones
+  // appended, so members are matched position by position first (no lookup at all for the
+  // common case) and by name only where the orders differ.
   void object(const Value& from, const Value& to) {
-    const MemberIndex to_index(to);
-    for (auto it = from.MemberBegin(); it != from.MemberEnd(); ++it) {
-      const std::string_view key = as_view(it->name);
-      const std::size_t mark = enter(key);
-      if (const Value* target = to_index.find(key)) {
-        value(it->value, *target);
+    const rapidjson::SizeType from_count = from.MemberCount();
+    const rapidjson::SizeType to_count = to.MemberCount();
+    std::optional<MemberIndex> to_index;
+    for (rapidjson::SizeType i = 0; i < from_count; ++i) {
+      const auto member = from.MemberBegin() + i;
+      const std::string_view key = as_view(member->name);
+      const Value* target = nullptr;
+      if (i < to_count && as_view((to.MemberBegin() + i)->name) == key) {
+        target = &(to.MemberBegin() + i)->value;
+      } else {
+        if (!to_index) {
+          to_index.emplace(to);
+        }
+        target = to_index->find(key);
+      }
+      segments_.push_back(Segment{key, 0, false});
+      if (target != nullptr) {
+        value(member->value, *target);
       } else {
         emit("remove", nullptr);
       }
-      path_.resize(mark);
+      segments_.pop_back();
     }
-    const MemberIndex from_index(from);
-    for (auto it = to.MemberBegin(); it != to.MemberEnd(); ++it) {
-      const std::string_view key = as_view(it->name);
-      if (from_index.find(key) == nullptr) {
-        const std::size_t mark = enter(key);
-        emit("add", &it->value);
-        path_.resize(mark);
+    std::optional<MemberIndex> from_index;
+    for (rapidjson::SizeType i = 0; i < to_count; ++i) {
+      const auto member = to.MemberBegin() + i;
+      const std::string_view key = as_view(member->name);
+      if (i < from_count && as_view((from.MemberBegin() + i)->name) == key) {
+        continue;  // matched in place above
+      }
+      if (!from_index) {
+        from_index.emplace(from);
+      }
+      if (from_index->find(key) == nullptr) {
+        segments_.push_back(Segment{key, 0, false});
+        emit("add", &member->value);
+        segments_.pop_back();
       }
     }
   }
@@ -85,53 +107,58 @@ class Differ {
   void array(const Value& from, const Value& to) {
     const rapidjson::SizeType common = std::min(from.Size(), to.Size());
     for (rapidjson::SizeType i = 0; i < common; ++i) {
-      const std::size_t mark = enter(i);
+      segments_.push_back(Segment{{}, i, true});
       value(from[i], to[i]);
-      path_.resize(mark);
+      segments_.pop_back();
     }
     // Explicit indices rather than "-": each add lands at the current end, and a reader of
     // the patch sees where every element goes.
     for (rapidjson::SizeType i = common; i < to.Size(); ++i) {
-      const std::size_t mark = enter(i);
+      segments_.push_back(Segment{{}, i, true});
       emit("add", &to[i]);
-      path_.resize(mark);
+      segments_.pop_back();
     }
     // Highest index first, so that each remove leaves the indices still to remove in place.
     for (rapidjson::SizeType i = from.Size(); i > common; --i) {
-      const std::size_t mark = enter(i - 1);
+      segments_.push_back(Segment{{}, i - 1, true});
       emit("remove", nullptr);
-      path_.resize(mark);
+      segments_.pop_back();
     }
   }
 
-  // The path is one buffer grown and cut back around each step, keeping recursive frames small.
-  std::size_t enter(std::string_view key) {
-    const std::size_t mark = path_.size();
-    path_ += '/';
-    // escape_token inlined without a temporary: this runs for every member visited.
-    for (char c : key) {
-      if (c == '~') {
-        path_ += "~0";
-      } else if (c == '/') {
-        path_ += "~1";
-      } else {
-        path_ += c;
+  // Where the walk is: the pointer text is built only when an operation is emitted, since most
+  // members visited are equal.
+  struct Segment {
+    std::string_view key;
+    rapidjson::SizeType index;
+    bool is_index;
+  };
+
+  [[nodiscard]] std::string pointer() const {
+    std::string path;
+    for (const Segment& segment : segments_) {
+      path += '/';
+      if (segment.is_index) {
+        path += std::to_string(segment.index);
+        continue;
+      }
+      for (char c : segment.key) {
+        if (c == '~') {
+          path += "~0";
+        } else if (c == '/') {
+          path += "~1";
+        } else {
+          path += c;
+        }
       }
     }
-    return mark;
-  }
-
-  std::size_t enter(rapidjson::SizeType index) {
-    const std::size_t mark = path_.size();
-    path_ += '/';
-    path_ += std::to_string(index);
-    return mark;
+    return path;
   }
 
   void emit(std::string_view op, const Value* value) {
     Value operation(rapidjson::kObjectType);
     operation.AddMember("op", make_string(op, allocator_), allocator_);
-    operation.AddMember("path", make_string(path_, allocator_), allocator_);
+    operation.AddMember("path", make_string(pointer(), allocator_), allocator_);
     if (value != nullptr) {
       operation.AddMember("value", copy(*value, allocator_), allocator_);
     }
@@ -140,7 +167,7 @@ class Differ {
 
   Document& patch_;
   Allocator& allocator_;
-  std::string path_;
+  std::vector<Segment> segments_;
 };
 
 // ---------------------------------------------------------------------------------------------
