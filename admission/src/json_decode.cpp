@@ -26,9 +26,37 @@ using ParseOutcome = Result<Document, DecodeError>;
 // string (a sixth of the time of a whole admission).
 constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
 
-// The handler reads the live input position while RapidJSON is inside a string; a stream type
-// that RapidJSON copies into a local (copy optimisation) would show a stale position.
+// RapidJSON's GenericInsituStringStream with a const Tell(), and without its copy optimisation:
+// the handler reads the live input position while RapidJSON is inside a string, and a stream
+// that RapidJSON copies into a local would show a stale position there.
+class InPlaceStream {
+ public:
+  using Ch = char;
+  explicit InPlaceStream(char* source) : source_(source), destination_(nullptr), head_(source) {}
+
+  [[nodiscard]] Ch Peek() const { return *source_; }
+  Ch Take() { return *source_++; }  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+  [[nodiscard]] std::size_t Tell() const { return static_cast<std::size_t>(source_ - head_); }
+
+  Ch* PutBegin() { return destination_ = source_; }
+  void Put(Ch c) { *destination_++ = c; }  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+  std::size_t PutEnd(Ch* begin) { return static_cast<std::size_t>(destination_ - begin); }
+  void Flush() {}
+  Ch* Push(std::size_t count) {
+    Ch* begin = destination_;
+    destination_ += count;  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+    return begin;
+  }
+  void Pop(std::size_t count) { destination_ -= count; }  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+
+ private:
+  Ch* source_;
+  Ch* destination_;
+  Ch* head_;
+};
+
 static_assert(rapidjson::StreamTraits<rapidjson::MemoryStream>::copyOptimization == 0);
+static_assert(rapidjson::StreamTraits<InPlaceStream>::copyOptimization == 0);
 
 DecodeError positional_error(std::string_view text, std::size_t offset, std::string message) {
   offset = std::min(offset, text.size());
@@ -174,10 +202,10 @@ std::size_t string_start(std::string_view text, std::size_t end) {
 // SAX handler in front of the Document: it enforces the depth limit before a container is
 // opened (so a 100 000-deep input costs only max_depth steps) and tracks, per open object,
 // the keys seen so far and, per container, where the parser is, to name the path of an error.
+template <class Stream>
 class CheckingHandler {
  public:
-  CheckingHandler(Document& document, const rapidjson::MemoryStream& stream, std::string_view text,
-                  std::size_t max_depth)
+  CheckingHandler(Document& document, const Stream& stream, std::string_view text, std::size_t max_depth)
       : document_(document), stream_(stream), text_(text), max_depth_(max_depth) {}
 
   bool Null() {
@@ -265,9 +293,9 @@ class CheckingHandler {
 
   struct Frame {
     bool is_object = false;
-    std::size_t next_index = 0;  // arrays: elements begun so far
+    std::size_t next_index = 0;    // arrays: elements begun so far
     std::size_t key_index = npos;  // objects: the member being parsed, in keys_
-    std::size_t first_key = 0;  // objects: where this object's keys start in keys_ and key_bytes_
+    std::size_t first_key = 0;     // objects: where this object's keys start in keys_ and key_bytes_
     std::size_t first_key_byte = 0;
     // Objects with many members: their keys hashed, so that duplicate detection stays linear on
     // hostile input (100 000 members).
@@ -357,7 +385,7 @@ class CheckingHandler {
   }
 
   Document& document_;
-  const rapidjson::MemoryStream& stream_;
+  const Stream& stream_;
   std::string_view text_;
   std::size_t max_depth_;
   std::size_t depth_ = 0;
@@ -402,20 +430,20 @@ const Value* find_duplicate_key(const Value& object) {
   return nullptr;
 }
 
-}  // namespace
-
-Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimits& limits) {
+// `text` is the input as the user sent it (for positions and UTF-8 validation); `stream` reads
+// either it (copying strings) or an in-situ copy of it.
+template <unsigned Flags, class Stream>
+Result<Document, DecodeError> parse_stream(std::string_view text, Stream& stream, const DecodeLimits& limits) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return DecodeError{0, 0, "empty input"};
   }
-  rapidjson::MemoryStream stream(text.data(), text.size());
   rapidjson::Reader reader;
   rapidjson::ParseResult parsed;
   Document document;
   std::optional<DecodeError> failure;
   auto generate = [&](Document& target) {
-    CheckingHandler handler(target, stream, text, limits.max_depth);
-    parsed = reader.Parse<kParseFlags>(stream, handler);
+    CheckingHandler<Stream> handler(target, stream, text, limits.max_depth);
+    parsed = reader.Parse<Flags>(stream, handler);
     if (handler.failed()) {
       failure = positional_error(text, handler.failure_offset(), handler.take_failure_message());
     }
@@ -435,11 +463,25 @@ Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimi
   if (parsed.IsError()) {
     return positional_error(text, parsed.Offset(), rapidjson_message(parsed.Code()));
   }
-  // MemoryStream reports a NUL byte as the end of input, so "{}\0junk" would parse as "{}".
+  // The streams report a NUL byte as the end of input, so "{}\0junk" would parse as "{}".
   if (stream.Tell() != text.size()) {
     return positional_error(text, stream.Tell(), rapidjson_message(rapidjson::kParseErrorDocumentRootNotSingular));
   }
   return ParseOutcome(std::move(document));
+}
+
+}  // namespace
+
+Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimits& limits) {
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  return parse_stream<kParseFlags>(text, stream, limits);
+}
+
+Result<Document, DecodeError> parse_json_in_place(std::string_view text, std::string& storage,
+                                                  const DecodeLimits& limits) {
+  storage.assign(text);
+  InPlaceStream stream(storage.data());
+  return parse_stream<kParseFlags | rapidjson::kParseInsituFlag>(text, stream, limits);
 }
 
 std::optional<DecodeError> check_structure(const Value& value, const DecodeLimits& limits) {

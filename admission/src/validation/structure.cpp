@@ -823,7 +823,7 @@ class TreeChecker {
 
 struct StructureValidator::Schemas {
   struct Compiled {
-    json::Document expanded;  // the schema both engines compiled; walked again for messages
+    json::Document expanded;            // the schema both engines compiled; walked again for messages
     std::unique_ptr<TreeChecker> tree;  // reads `expanded`
     std::unique_ptr<rapidjson::SchemaDocument> fast;
     valijson::Schema schema;

@@ -368,7 +368,10 @@ ReviewResult refuse(int status, std::string message, ReviewSummary summary) {
 
 ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
                  const admission::ClusterView& cluster, const ReviewOptions& options, ReviewSummary& summary) {
-  Result<json::Document, json::DecodeError> parsed = json::parse_json(body, options.limits);
+  // The review's strings stay in `storage` (decoded in place, not copied again); everything
+  // read from the review is used or copied before this function returns.
+  std::string storage;
+  Result<json::Document, json::DecodeError> parsed = json::parse_json_in_place(body, storage, options.limits);
   if (!parsed) {
     return refuse(400, "cannot decode the request body: " + parsed.error().message, std::move(summary));
   }

@@ -31,7 +31,7 @@ struct DecodeError {
 };
 
 /// Parses one JSON text into a Document. Never recursive (RapidJSON kParseIterativeFlag), strict UTF-8
-/// (kParseValidateEncodingFlag, and no lone UTF-16 surrogate escapes), no NaN/Infinity, no trailing
+/// (validated over the whole input, and no lone UTF-16 surrogate escapes), no NaN/Infinity, no trailing
 /// garbage, nesting deeper than max_depth rejected ("nesting deeper than 1000 levels") while parsing,
 /// duplicate object keys rejected with the key and where:
 /// `duplicate key "cores" in object at spec.template.spec.domain.cpu` (field-path style: a.b[2].c;
@@ -40,6 +40,14 @@ struct DecodeError {
 /// callers decide whether they want an object. Empty or all-whitespace input: "empty input".
 /// Thread-safe (no shared state).
 Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimits& limits = {});
+
+/// parse_json with fewer copies: `text` is copied once into `storage`, which is decoded in place
+/// (RapidJSON's in-situ parsing), and the Document's strings point into `storage`. So `storage`
+/// must outlive the Document and every value copied from it (copies of in-situ strings share
+/// the bytes). The same checks, messages and positions as parse_json(text). For a request
+/// handled and answered in one scope. Thread-safe.
+Result<Document, DecodeError> parse_json_in_place(std::string_view text, std::string& storage,
+                                                  const DecodeLimits& limits = {});
 
 /// The same depth and duplicate-key checks for a document built another way (YAML conversion);
 /// iterative. Errors carry no position (line and column 0). Thread-safe.
