@@ -26,37 +26,12 @@ using ParseOutcome = Result<Document, DecodeError>;
 // string (a sixth of the time of a whole admission).
 constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
 
-// RapidJSON's GenericInsituStringStream with a const Tell(), and without its copy optimisation:
-// the handler reads the live input position while RapidJSON is inside a string, and a stream
-// that RapidJSON copies into a local would show a stale position there.
-class InPlaceStream {
- public:
-  using Ch = char;
-  explicit InPlaceStream(char* source) : source_(source), destination_(nullptr), head_(source) {}
-
-  [[nodiscard]] Ch Peek() const { return *source_; }
-  Ch Take() { return *source_++; }  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
-  [[nodiscard]] std::size_t Tell() const { return static_cast<std::size_t>(source_ - head_); }
-
-  Ch* PutBegin() { return destination_ = source_; }
-  void Put(Ch c) { *destination_++ = c; }  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
-  std::size_t PutEnd(Ch* begin) { return static_cast<std::size_t>(destination_ - begin); }
-  void Flush() {}
-  Ch* Push(std::size_t count) {
-    Ch* begin = destination_;
-    destination_ += count;  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
-    return begin;
-  }
-  void Pop(std::size_t count) { destination_ -= count; }  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
-
- private:
-  Ch* source_;
-  Ch* destination_;
-  Ch* head_;
-};
-
+// The handler reads the input position while RapidJSON is inside a string, to name where a
+// key or string it refuses starts. A stream RapidJSON copies into a local there (copy
+// optimisation: InsituStringStream) still shows the opening quote; one it does not
+// (MemoryStream) shows the position after the closing quote, and the handler scans back.
 static_assert(rapidjson::StreamTraits<rapidjson::MemoryStream>::copyOptimization == 0);
-static_assert(rapidjson::StreamTraits<InPlaceStream>::copyOptimization == 0);
+static_assert(rapidjson::StreamTraits<rapidjson::InsituStringStream>::copyOptimization == 1);
 
 DecodeError positional_error(std::string_view text, std::size_t offset, std::string message) {
   offset = std::min(offset, text.size());
@@ -205,7 +180,7 @@ std::size_t string_start(std::string_view text, std::size_t end) {
 template <class Stream>
 class CheckingHandler {
  public:
-  CheckingHandler(Document& document, const Stream& stream, std::string_view text, std::size_t max_depth)
+  CheckingHandler(Document& document, Stream& stream, std::string_view text, std::size_t max_depth)
       : document_(document), stream_(stream), text_(text), max_depth_(max_depth) {}
 
   bool Null() {
@@ -255,7 +230,7 @@ class CheckingHandler {
     Frame& frame = frames_[depth_ - 1];
     const std::string_view key(str, length);
     if (is_duplicate(frame, key)) {
-      failure_offset_ = string_start(text_, stream_.Tell());
+      failure_offset_ = current_string_start();
       failure_message_ = duplicate_message(key, path_of_open_container());
       return false;
     }
@@ -365,7 +340,7 @@ class CheckingHandler {
     if (!has_surrogate(std::string_view(str, length))) {
       return true;
     }
-    failure_offset_ = string_start(text_, stream_.Tell());
+    failure_offset_ = current_string_start();
     failure_message_ = "The surrogate pair in string is invalid";
     return false;
   }
@@ -384,8 +359,17 @@ class CheckingHandler {
     return path;
   }
 
+  // Where the string being handled starts (its opening quote).
+  std::size_t current_string_start() {
+    if constexpr (rapidjson::StreamTraits<Stream>::copyOptimization != 0) {
+      return stream_.Tell();
+    } else {
+      return string_start(text_, stream_.Tell());
+    }
+  }
+
   Document& document_;
-  const Stream& stream_;
+  Stream& stream_;
   std::string_view text_;
   std::size_t max_depth_;
   std::size_t depth_ = 0;
@@ -479,8 +463,11 @@ Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimi
 
 Result<Document, DecodeError> parse_json_in_place(std::string_view text, std::string& storage,
                                                   const DecodeLimits& limits) {
+  // RAPIDJSON_SSE2 scans strings and whitespace 16 aligned bytes at a time, which may read up to
+  // 15 bytes past the terminating NUL: keep them inside the allocation.
+  storage.reserve(text.size() + 16);
   storage.assign(text);
-  InPlaceStream stream(storage.data());
+  rapidjson::InsituStringStream stream(storage.data());
   return parse_stream<kParseFlags | rapidjson::kParseInsituFlag>(text, stream, limits);
 }
 

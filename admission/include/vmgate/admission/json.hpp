@@ -19,6 +19,12 @@ namespace vmgate::json_detail {
 #ifndef RAPIDJSON_HAS_STDSTRING
 #define RAPIDJSON_HAS_STDSTRING 1
 #endif
+// SSE2 (every x86-64) lets the in-situ parser skip whitespace and copy unescaped string runs 16
+// bytes at a time (json::parse_json_in_place pads its buffer for the aligned reads). Defined
+// here, before any RapidJSON header, so that every unit sees the same RapidJSON.
+#if !defined(RAPIDJSON_SSE2) && !defined(RAPIDJSON_SSE42) && (defined(__x86_64__) || defined(_M_X64))
+#define RAPIDJSON_SSE2
+#endif
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
