@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench/bench_support.hpp"
 #include "vmgate/admission/json_decode.hpp"
 #include "vmgate/admission/pipeline.hpp"
 
@@ -21,17 +22,7 @@ namespace {
 using vmgate::admission::ObjectStore;
 using vmgate::admission::Pipeline;
 using vmgate::admission::Request;
-
-std::string read_body(const std::string& size) {
-  const std::string path = std::string(VMGATE_SHARED_DIR) + "/bench/bodies/admissionreview-" + size + ".json";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error("cannot read " + path);
-  }
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using vmgate::bench::read_body;
 
 void add(ObjectStore& store, std::string_view text) {
   auto document = vmgate::json::parse_json(text);

@@ -10,20 +10,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench/bench_support.hpp"
 #include "vmgate/server/admission_review.hpp"
 #include "vmgate/server/cluster_loader.hpp"
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error("cannot read " + path);
-  }
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 const vmgate::cli::LoadedCluster& common_instancetypes() {
   static const vmgate::cli::LoadedCluster cluster = [] {

@@ -71,6 +71,14 @@ void sample(std::string& out, std::string_view name, std::string_view labels, Nu
   sample(out, name, labels, std::to_string(value));
 }
 
+// A reload counter: result="failure" (index 0) and "success" (index 1).
+void reloads(std::string& out, std::string_view name, std::string_view help,
+             const std::array<std::atomic<std::uint64_t>, 2>& counts) {
+  header(out, name, "counter", help);
+  sample(out, name, "result=\"failure\"", counts.at(0).load(std::memory_order_relaxed));
+  sample(out, name, "result=\"success\"", counts.at(1).load(std::memory_order_relaxed));
+}
+
 }  // namespace
 
 void Metrics::record_review(webhook::Endpoint endpoint, const webhook::ReviewSummary& summary,
@@ -196,11 +204,7 @@ std::string Metrics::render(bool ready) const {
          "notAfter of the serving certificate, in Unix seconds (0 before one is loaded).");
   sample(out, "vmgate_tls_certificate_expiry_timestamp_seconds", "cert=\"serving\"",
          certificate_expiry_.load(std::memory_order_relaxed));
-  header(out, "vmgate_tls_certificate_reloads_total", "counter", "Certificate (re)loads by result.");
-  sample(out, "vmgate_tls_certificate_reloads_total", "result=\"failure\"",
-         certificate_reloads_.at(0).load(std::memory_order_relaxed));
-  sample(out, "vmgate_tls_certificate_reloads_total", "result=\"success\"",
-         certificate_reloads_.at(1).load(std::memory_order_relaxed));
+  reloads(out, "vmgate_tls_certificate_reloads_total", "Certificate (re)loads by result.", certificate_reloads_);
 
   header(out, "vmgate_object_store_objects", "gauge", "Cluster objects held (instancetypes, preferences, ...).");
   sample(out, "vmgate_object_store_objects", "", objects_.load(std::memory_order_relaxed));
@@ -208,11 +212,7 @@ std::string Metrics::render(bool ready) const {
          "When the cluster objects were last loaded, in Unix seconds.");
   sample(out, "vmgate_object_store_last_reload_timestamp_seconds", "",
          objects_loaded_at_.load(std::memory_order_relaxed));
-  header(out, "vmgate_object_store_reloads_total", "counter", "Cluster object (re)loads by result.");
-  sample(out, "vmgate_object_store_reloads_total", "result=\"failure\"",
-         objects_reloads_.at(0).load(std::memory_order_relaxed));
-  sample(out, "vmgate_object_store_reloads_total", "result=\"success\"",
-         objects_reloads_.at(1).load(std::memory_order_relaxed));
+  reloads(out, "vmgate_object_store_reloads_total", "Cluster object (re)loads by result.", objects_reloads_);
 
   header(out, "vmgate_ready", "gauge", "1 when /readyz succeeds: certificate and objects loaded, not draining.");
   sample(out, "vmgate_ready", "", ready ? 1 : 0);

@@ -120,6 +120,20 @@ Result<X509Ptr> new_certificate(EVP_PKEY& key, std::string_view common_name, int
   return certificate;
 }
 
+// A fresh key and an unsigned certificate for it (the caller sets issuer, extensions, signs).
+Result<Authority> new_key_and_certificate(std::string_view common_name, int days) {
+  ERR_clear_error();
+  EvpPkeyPtr key = make_key();
+  if (!key) {
+    return failure("cannot generate a key");
+  }
+  Result<X509Ptr> certificate = new_certificate(*key, common_name, days);
+  if (!certificate) {
+    return certificate.error();
+  }
+  return Authority{std::move(certificate.value()), std::move(key)};
+}
+
 Result<std::string> pem_of_key(EVP_PKEY& key) {
   BioPtr bio(BIO_new(BIO_s_mem()));
   if (!bio || PEM_write_bio_PrivateKey(bio.get(), &key, nullptr, nullptr, 0, nullptr, nullptr) != 1) {
@@ -190,16 +204,12 @@ Result<ServerContext> load_server_context(const ServerFiles& files, TlsProfile p
 }
 
 Result<Authority> make_authority(std::string_view common_name, int days) {
-  ERR_clear_error();
-  EvpPkeyPtr key = make_key();
-  if (!key) {
-    return failure("cannot generate a key");
+  Result<Authority> fresh = new_key_and_certificate(common_name, days);
+  if (!fresh) {
+    return fresh;
   }
-  Result<X509Ptr> certificate = new_certificate(*key, common_name, days);
-  if (!certificate) {
-    return certificate.error();
-  }
-  X509& cert = **certificate;
+  X509& cert = *fresh->certificate;
+  EvpPkeyPtr& key = fresh->key;
   if (X509_set_issuer_name(&cert, X509_get_subject_name(&cert)) != 1 ||
       !add_extension(cert, cert, NID_basic_constraints, "critical,CA:TRUE") ||
       !add_extension(cert, cert, NID_key_usage, "critical,keyCertSign,cRLSign") ||
@@ -207,21 +217,17 @@ Result<Authority> make_authority(std::string_view common_name, int days) {
       X509_sign(&cert, key.get(), EVP_sha256()) == 0) {
     return failure("cannot sign the CA certificate");
   }
-  return Authority{std::move(certificate.value()), std::move(key)};
+  return fresh;
 }
 
 Result<IssuedCertificate> issue_certificate(const Authority& authority, std::string_view common_name,
                                             const std::vector<std::string>& dns_names,
                                             const std::vector<std::string>& ip_addresses, int days) {
-  ERR_clear_error();
-  EvpPkeyPtr key = make_key();
-  if (!key) {
-    return failure("cannot generate a key");
+  Result<Authority> fresh = new_key_and_certificate(common_name, days);
+  if (!fresh) {
+    return fresh.error();
   }
-  Result<X509Ptr> certificate = new_certificate(*key, common_name, days);
-  if (!certificate) {
-    return certificate.error();
-  }
+  EvpPkeyPtr& key = fresh->key;
   std::string alt_names;
   for (const std::string& name : dns_names) {
     alt_names += (alt_names.empty() ? "DNS:" : ",DNS:") + name;
@@ -229,7 +235,7 @@ Result<IssuedCertificate> issue_certificate(const Authority& authority, std::str
   for (const std::string& address : ip_addresses) {
     alt_names += (alt_names.empty() ? "IP:" : ",IP:") + address;
   }
-  X509& cert = **certificate;
+  X509& cert = *fresh->certificate;
   X509& issuer = *authority.certificate;
   if (X509_set_issuer_name(&cert, X509_get_subject_name(&issuer)) != 1 ||
       !add_extension(cert, issuer, NID_basic_constraints, "critical,CA:FALSE") ||
