@@ -31,8 +31,7 @@ const vmgate::cli::LoadedCluster& common_instancetypes() {
 }
 
 void review(benchmark::State& state, vmgate::webhook::Endpoint endpoint, const std::string& size) {
-  const std::string body =
-      read_text(std::string(VMGATE_SHARED_DIR) + "/bench/bodies/admissionreview-" + size + ".json");
+  const std::string body = vmgate::bench::read_body(size);
   const vmgate::admission::Pipeline pipeline;
   const vmgate::cli::LoadedCluster& cluster = common_instancetypes();
   for (auto _ : state) {
