@@ -325,8 +325,17 @@ TEST_F(ServeHostile, ThousandIdleConnectionsDoNotBlockOthers) {
   const auto started = steady_clock::now();
   expect_served();
   EXPECT_LT(steady_clock::now() - started, std::chrono::seconds{2});
-  const std::string metrics = server().metrics().render(true);
-  EXPECT_NE(metrics.find("vmgate_connections_open 1000\n"), std::string::npos) << metrics.substr(0, 0);
+  // All of them are open on the server side (accepting runs behind the kernel's backlog: wait).
+  long open = 0;
+  for (int attempt = 0; attempt < 100 && open < 1000; ++attempt) {
+    const std::string metrics = server().metrics().render(true);
+    const std::size_t at = metrics.find("\nvmgate_connections_open ");
+    open = at == std::string::npos ? 0 : std::stol(metrics.substr(at + 25));
+    if (open < 1000) {
+      std::this_thread::sleep_for(milliseconds{50});
+    }
+  }
+  EXPECT_GE(open, 1000);
 }
 
 TEST_F(ServeHostile, ConnectionLimitClosesTheExtraConnections) {
