@@ -2,6 +2,7 @@
 // Asio (reference/deps.md: each such unit costs ~30 s of compile time).
 #include "vmgate/server/server.hpp"
 
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include <algorithm>
@@ -167,32 +168,25 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
   void detect() {
     socket_layer().expires_after(options().handshake_timeout);
-    beast::async_detect_ssl(socket_layer(), buffer_,
-                            beast::bind_front_handler(&HttpsSession::on_detect, shared_from_this()));
+    stream_.async_handshake(ssl::stream_base::server,
+                            beast::bind_front_handler(&HttpsSession::on_handshake, shared_from_this()));
   }
 
-  void on_detect(error_code error, bool is_tls) {
-    if (error) {
-      server_.parts.metrics.record_tls_handshake_error();
+  void on_handshake(error_code error) {
+    if (!error) {
+      wait_for_request();
       return;
     }
-    if (!is_tls) {
+    // OpenSSL recognises an HTTP request where a ClientHello should be: answer it in plain
+    // HTTP, as Go's net/http does, so that the user reads why instead of a reset.
+    if (error.category() == net::error::get_ssl_category() &&
+        ERR_GET_REASON(static_cast<unsigned long>(error.value())) == SSL_R_HTTP_REQUEST) {
       server_.parts.metrics.record_rejection(Rejection::plain_http);
       net::async_write(socket_layer(), net::buffer(plain_http_answer.data(), plain_http_answer.size()),
                        [self = shared_from_this()](error_code, std::size_t) { self->close(); });
       return;
     }
-    stream_.async_handshake(ssl::stream_base::server, buffer_.data(),
-                            beast::bind_front_handler(&HttpsSession::on_handshake, shared_from_this()));
-  }
-
-  void on_handshake(error_code error, std::size_t used) {
-    if (error) {
-      server_.parts.metrics.record_tls_handshake_error();
-      return;
-    }
-    buffer_.consume(used);
-    wait_for_request();
+    server_.parts.metrics.record_tls_handshake_error();
   }
 
   // Between requests: wait up to the idle timeout for a first byte, then give the whole header
