@@ -273,7 +273,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     }
     std::variant<Admit, Refusal> routed = route_webhook(head, options().max_body_bytes);
     if (auto* refusal = std::get_if<Refusal>(&routed)) {
-      refuse(std::move(refusal->answer), refusal->reason, refusal->allow);
+      refuse(refusal->answer, refusal->reason, refusal->allow);
       return;
     }
     const Admit admit = std::get<Admit>(routed);
@@ -332,15 +332,15 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
       server.parts.log.write(admission_line(std::chrono::system_clock::now(), endpoint_, result.summary, latency));
     }
     const bool keep_alive = parser_->get().keep_alive();
-    respond(std::move(result.answer), keep_alive, {});
+    respond(result.answer, keep_alive, {});
   }
 
-  void refuse(webhook::HttpAnswer answer, Rejection reason, std::string_view allow = {}) {
+  void refuse(const webhook::HttpAnswer& answer, Rejection reason, std::string_view allow = {}) {
     server_.parts.metrics.record_rejection(reason);
     // The body, when there is one, was not read: its bytes must not be taken for a request,
     // so the connection closes after the answer, lingering so the client can read it.
     linger_ = true;
-    respond(std::move(answer), false, allow);
+    respond(answer, false, allow);
   }
 
   // Closing a socket with unread input sends a reset, and the client's TCP stack may then drop
@@ -369,7 +369,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   // The answer is written as one buffer, status line and header included: one TLS record
   // write for the common case, without Beast's serializer machinery (measured: several
   // microseconds per request on the benchmark).
-  void respond(webhook::HttpAnswer answer, bool keep_alive, std::string_view allow) {
+  void respond(const webhook::HttpAnswer& answer, bool keep_alive, std::string_view allow) {
     keep_alive_ = keep_alive && !server_.closing.load();
     const auto status = static_cast<http::status>(answer.status);
     std::string& out = out_;
@@ -538,6 +538,9 @@ void ServerState::accept_https() {
         error_code ignored;
         socket.close(ignored);
       } else {
+        // Answers go out as soon as they are written, not held back for coalescing.
+        error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
         connections.fetch_add(1);
         parts.metrics.connection_opened();
         auto session = std::make_shared<HttpsSession>(std::move(socket), current_tls_context(), *this);
