@@ -1,0 +1,41 @@
+#pragma once
+// Command line of `vmgate-launcher` (DESIGN.md §4.3). Parsing is pure; errors are values.
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vmgate/admission/result.hpp"
+#include "vmgate/launcher/converter.hpp"
+
+namespace vmgate::launcher {
+
+enum class Emulation { auto_detect, software, kvm };
+
+struct LauncherOptions {
+  bool help = false;
+  std::string vmi_file;
+  std::string vm_file;
+  std::vector<std::string> objects;
+  std::string vmi_name;
+  std::string namespace_name = "default";
+  bool print_xml = false;
+  /// Empty: qemu:///embed?root=<root>.
+  std::string connect;
+  std::string root = "/var/run/vmgate-launcher";
+  Emulation emulation = Emulation::auto_detect;
+  std::optional<long> grace_period_seconds;
+  std::string console_log;
+  std::string status_file;
+  FirmwarePaths firmware;
+};
+
+/// Parses argv[1..]. Errors: unknown options, missing values, conflicting inputs
+/// ("exactly one of --vmi, --vm or --vmi-name is required").
+Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view> args);
+
+/// The --help text.
+std::string launcher_usage();
+
+}  // namespace vmgate::launcher

@@ -1,0 +1,96 @@
+#include "vmgate/launcher/vmi_source.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "vmgate/admission/pipeline.hpp"
+#include "vmgate/server/cluster_loader.hpp"
+#include "vmgate/server/manifest_loader.hpp"
+
+namespace vmgate::launcher {
+namespace {
+
+Result<const cli::ManifestObject*> single_object(const std::vector<cli::ManifestObject>& objects,
+                                                 const std::string& file, std::string_view kind) {
+  if (objects.size() != 1) {
+    return Error{file + ": expected exactly one " + std::string(kind) + ", found " + std::to_string(objects.size()) +
+                 " objects"};
+  }
+  const std::string_view found = json::find_string(objects.front().object(), "kind");
+  if (found != kind) {
+    return Error{objects.front().source + ": expected kind " + std::string(kind) + ", not \"" + std::string(found) +
+                 "\""};
+  }
+  return &objects.front();
+}
+
+void default_namespace(json::Document& vmi, const std::string& namespace_name) {
+  json::Value& metadata = json::ensure_object(vmi, "metadata", vmi.GetAllocator());
+  if (json::find_string(metadata, "namespace").empty()) {
+    json::set_string(metadata, "namespace", namespace_name, vmi.GetAllocator());
+  }
+}
+
+}  // namespace
+
+Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& standard_input) {
+  if (!options.vmi_name.empty()) {
+    return Error{"--vmi-name needs the Kubernetes client, which vmgate does not have yet; use --vmi or --vm"};
+  }
+  const bool from_vm = !options.vm_file.empty();
+  const std::string& file = from_vm ? options.vm_file : options.vmi_file;
+  Result<std::vector<cli::ManifestObject>> loaded = cli::load_manifests({file}, standard_input);
+  if (!loaded) {
+    return loaded.error();
+  }
+  Result<const cli::ManifestObject*> object =
+      single_object(*loaded, file, from_vm ? "VirtualMachine" : "VirtualMachineInstance");
+  if (!object) {
+    return object.error();
+  }
+  json::Document vmi;
+  if (!from_vm) {
+    vmi.CopyFrom((*object)->object(), vmi.GetAllocator());
+    default_namespace(vmi, options.namespace_name);
+    return vmi;
+  }
+  const admission::Pipeline pipeline;
+  Result<cli::LoadedCluster> cluster =
+      cli::load_cluster(options.objects, options.namespace_name, pipeline, standard_input);
+  if (!cluster) {
+    return cluster.error();
+  }
+  admission::Request request;
+  request.resource = admission::Resource::virtual_machine;
+  request.namespace_name = options.namespace_name;
+  request.object = &(*object)->object();
+  admission::Outcome outcome = pipeline.admit(request, cluster->store);
+  if (!outcome.verdict.allowed) {
+    return Error{"admission denied the VirtualMachine: " + outcome.verdict.message};
+  }
+  if (!outcome.expanded.IsObject()) {
+    return Error{"admission did not expand the VirtualMachine to a VirtualMachineInstance"};
+  }
+  vmi.Swap(outcome.expanded);
+  default_namespace(vmi, options.namespace_name);
+  return vmi;
+}
+
+bool use_software_emulation(Emulation emulation) {
+  switch (emulation) {
+    case Emulation::software:
+      return true;
+    case Emulation::kvm:
+      return false;
+    case Emulation::auto_detect:
+      break;
+  }
+  std::error_code error;
+  const bool kvm_device = std::filesystem::exists("/dev/kvm", error);
+  const bool hardware_module =
+      std::filesystem::exists("/sys/module/kvm_intel", error) || std::filesystem::exists("/sys/module/kvm_amd", error);
+  return !(kvm_device && hardware_module);
+}
+
+}  // namespace vmgate::launcher

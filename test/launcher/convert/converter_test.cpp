@@ -1,0 +1,130 @@
+// Golden tests for the pure converter: test/fixtures/launcher/golden/<feature>.json → .xml.
+// VMGATE_UPDATE_GOLDEN=1 rewrites the expected files (review the diff before committing).
+#include "vmgate/launcher/converter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "support/json_test_support.hpp"
+
+namespace vmgate::launcher {
+namespace {
+
+const std::filesystem::path golden_dir = std::filesystem::path(VMGATE_SOURCE_DIR) / "test/fixtures/launcher/golden";
+
+ConvertOptions golden_options() {
+  ConvertOptions options;
+  options.software_emulation = true;
+  return options;
+}
+
+std::vector<std::string> golden_cases() {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(golden_dir)) {
+    if (entry.path().extension() == ".json") {
+      names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class GoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenTest, ConvertsToExpectedXml) {
+  const std::filesystem::path input = golden_dir / (GetParam() + ".json");
+  const std::filesystem::path expected_file = golden_dir / (GetParam() + ".xml");
+  const json::Document vmi = vmgate::testing::parse(vmgate::testing::read_file(input.string()));
+  Result<std::string> xml = convert(vmi, golden_options());
+  ASSERT_TRUE(xml.ok()) << xml.error().message;
+  if (std::getenv("VMGATE_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(expected_file) << *xml;
+  }
+  ASSERT_TRUE(std::filesystem::exists(expected_file)) << expected_file;
+  EXPECT_EQ(*xml, vmgate::testing::read_file(expected_file.string()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Features, GoldenTest, ::testing::ValuesIn(golden_cases()),
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           std::string name = param_info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+std::string convert_error(std::string_view vmi_json) {
+  const json::Document vmi = vmgate::testing::parse(vmi_json);
+  Result<std::string> xml = convert(vmi, golden_options());
+  return xml.ok() ? "" : xml.error().message;
+}
+
+constexpr std::string_view minimal_head =
+    R"({"metadata":{"name":"a"},"spec":{"domain":{"resources":{"requests":{"memory":"64Mi"}},)";
+
+TEST(ConverterErrors, UnsupportedDeviceNamesTheField) {
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("devices":{"gpus":[]}}}})"),
+            "spec.domain.devices.gpus: not supported by vmgate-launcher");
+}
+
+TEST(ConverterErrors, UnsupportedNestedFieldNamesThePath) {
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"dedicatedCpuPlacement":true}}}})"),
+            "spec.domain.cpu.dedicatedCpuPlacement: not supported by vmgate-launcher");
+  EXPECT_EQ(convert_error(std::string(minimal_head) +
+                          R"("devices":{"disks":[{"name":"d","disk":{"bus":"virtio"},"shareable":true}]}}}})"),
+            "spec.domain.devices.disks[0].shareable: not supported by vmgate-launcher");
+}
+
+TEST(ConverterErrors, TlbflushDetailsHaveNoLibvirt9Element) {
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("features":{"hyperv":{"tlbflush":{"direct":{}}}}}}})"),
+            "spec.domain.features.hyperv.tlbflush.direct: not supported by vmgate-launcher");
+}
+
+TEST(ConverterErrors, MissingMemory) {
+  EXPECT_EQ(convert_error(R"({"metadata":{"name":"a"},"spec":{"domain":{}}})"),
+            "spec.domain.memory.guest: required (or spec.domain.resources.requests.memory)");
+}
+
+TEST(ConverterErrors, DiskWithoutVolume) {
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("devices":{"disks":[{"name":"d"}]}}}})"),
+            "spec.domain.devices.disks[0].name: no volume named \"d\" in spec.volumes");
+}
+
+TEST(ConverterErrors, UnsupportedVolumeSource) {
+  EXPECT_EQ(convert_error(std::string(minimal_head) +
+                          R"("devices":{"disks":[{"name":"d"}]}},"volumes":[{"name":"d","secret":{}}]}})"),
+            "spec.volumes[0].secret: not supported by vmgate-launcher");
+}
+
+TEST(ConverterErrors, WrongTypeNamesTheField) {
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"cores":"2"}}}})"),
+            "spec.domain.cpu.cores: must be an integer, not a string");
+}
+
+TEST(ConverterErrors, BadFeaturePolicy) {
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"features":[{"name":"x","policy":"maybe"}]}}}})"),
+            "spec.domain.cpu.features[0].policy: must be one of force, require, optional, disable, forbid");
+}
+
+TEST(Converter, KvmUnlessSoftwareEmulation) {
+  const json::Document vmi = vmgate::testing::parse(std::string(minimal_head) + "\"cpu\":{}}}}");
+  ConvertOptions options;
+  Result<std::string> xml = convert(vmi, options);
+  ASSERT_TRUE(xml.ok()) << xml.error().message;
+  EXPECT_EQ(xml->rfind("<domain type='kvm'>", 0), 0U);
+}
+
+TEST(Converter, EscapesKernelArguments) {
+  const json::Document vmi = vmgate::testing::parse(std::string(minimal_head) +
+                                                    R"("firmware":{"kernelBoot":{"kernelArgs":"a=<b> & c='d'"}}}}})");
+  Result<std::string> xml = convert(vmi, golden_options());
+  ASSERT_TRUE(xml.ok()) << xml.error().message;
+  EXPECT_NE(xml->find("<cmdline>a=&lt;b&gt; &amp; c=&apos;d&apos;</cmdline>"), std::string::npos) << *xml;
+}
+
+}  // namespace
+}  // namespace vmgate::launcher
