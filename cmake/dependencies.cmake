@@ -22,3 +22,10 @@ endif()
 if(VMGATE_BUILD_BENCH)
   find_package(benchmark CONFIG REQUIRED)
 endif()
+
+# libvirt (the launcher). Optional so that the admission core and server still configure on a
+# machine without libvirt-dev; the launcher's libvirt parts are then not built.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(LIBVIRT IMPORTED_TARGET libvirt)
+endif()

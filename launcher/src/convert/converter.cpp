@@ -65,6 +65,7 @@ class Converter {
   std::int64_t vcpus_ = 1;
   bool virtio_transitional_ = false;
   bool smm_ = false;
+  bool bios_use_serial_ = false;
 };
 
 bool Converter::check_keys(const Value* object, const std::string& path,
@@ -359,6 +360,7 @@ void Converter::map_os(XmlElement& domain, const Value& spec_domain) {
     if (check_keys(bios, fw_path + ".bootloader.bios", {"useSerial"})) {
       if (get_bool(*bios, "useSerial", fw_path + ".bootloader.bios").value_or(false)) {
         os.add_child("bios").set_attribute("useserial", "yes");
+        bios_use_serial_ = true;
       }
     }
     if (check_keys(efi, fw_path + ".bootloader.efi", {"secureBoot", "persistent"})) {
@@ -534,9 +536,10 @@ void Converter::map_clock(XmlElement& domain, const Value& spec_domain) {
     const Value* timer = json::find(*timers, key);
     const std::string item = path + ".timer." + std::string(key);
     const bool has_policy = key == "rtc" || key == "pit" || key == "hpet";
-    if (!(key == "rtc" ? check_keys(timer, item, {"enabled", "tickPolicy", "track"})
-          : has_policy ? check_keys(timer, item, {"enabled", "tickPolicy"})
-                       : check_keys(timer, item, {"enabled"}))) {
+    // Timers spell FeatureState's "enabled" as "present" (api core/v1 schema.go).
+    if (!(key == "rtc" ? check_keys(timer, item, {"present", "tickPolicy", "track"})
+          : has_policy ? check_keys(timer, item, {"present", "tickPolicy"})
+                       : check_keys(timer, item, {"present"}))) {
       continue;
     }
     auto& t = element.add_child("timer").set_attribute("name", libvirt_name);
@@ -551,7 +554,7 @@ void Converter::map_clock(XmlElement& domain, const Value& spec_domain) {
     if (auto track = get_string(*timer, "track", item); track && !track->empty()) {
       t.set_attribute("track", *track);
     }
-    t.set_attribute("present", feature_enabled(*timer, item) ? "yes" : "no");
+    t.set_attribute("present", get_bool(*timer, "present", item).value_or(true) ? "yes" : "no");
   }
 }
 
@@ -581,6 +584,9 @@ void Converter::map_devices(XmlElement& domain, const Value& spec_domain) {
     serial.add_child("source").set_attribute("path", log).set_attribute("append", "on");
     serial.add_child("target").set_attribute("port", "0");
     devices.add_child("console").set_attribute("type", "file").add_child("target").set_attribute("type", "serial");
+  } else if (bios_use_serial_) {
+    // libvirt: "need at least one serial port to use BIOS serial output".
+    fail("spec.domain.firmware.bootloader.bios.useSerial", "needs the serial console (autoattachSerialConsole)");
   }
   const Value* inputs = json::find(*device_spec, "inputs");
   if (inputs != nullptr && inputs->IsArray()) {

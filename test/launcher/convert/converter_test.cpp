@@ -84,6 +84,12 @@ TEST(ConverterErrors, TlbflushDetailsHaveNoLibvirt9Element) {
             "spec.domain.features.hyperv.tlbflush.direct: not supported by vmgate-launcher");
 }
 
+TEST(ConverterErrors, BiosSerialNeedsTheSerialConsole) {
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("firmware":{"bootloader":{"bios":{"useSerial":true}}},)"
+                                                      R"("devices":{"autoattachSerialConsole":false}}}})"),
+            "spec.domain.firmware.bootloader.bios.useSerial: needs the serial console (autoattachSerialConsole)");
+}
+
 TEST(ConverterErrors, MissingMemory) {
   EXPECT_EQ(convert_error(R"({"metadata":{"name":"a"},"spec":{"domain":{}}})"),
             "spec.domain.memory.guest: required (or spec.domain.resources.requests.memory)");
