@@ -434,6 +434,17 @@ std::string HttpConnection::peer_serial() const {
   return serial;
 }
 
+Result<HttpResponse> http_get(std::uint16_t port, std::string_view path) {
+  Result<HttpConnection> connection = HttpConnection::plain(port);
+  if (!connection) {
+    return connection.error();
+  }
+  if (Result<bool> sent = connection->send("GET " + std::string(path) + " HTTP/1.1\r\nHost: x\r\n\r\n"); !sent) {
+    return sent.error();
+  }
+  return connection->read_response();
+}
+
 std::string apiserver_request(std::string_view target, std::string_view body) {
   return "POST " + std::string(target) + " HTTP/1.1\r\nHost: " + std::string(service_name) +
          ":443\r\nContent-Type: application/json\r\nAccept: application/json, */*\r\nUser-Agent: "

@@ -155,6 +155,9 @@ class HttpConnection {
   std::string pending_;
 };
 
+/// GET `path` on the plain-HTTP health and metrics port, on a new connection.
+Result<HttpResponse> http_get(std::uint16_t port, std::string_view path);
+
 /// A request exactly as kube-apiserver sends it (Content-Type, Accept, User-Agent, Content-Length).
 std::string apiserver_request(std::string_view target, std::string_view body);
 

@@ -148,10 +148,7 @@ TEST_F(ServeEndToEnd, KeepAliveServesManyRequestsOnOneConnection) {
   }
   std::string metrics;
   {
-    Result<HttpConnection> health = HttpConnection::plain(server_->metrics_port());
-    ASSERT_TRUE(health.ok());
-    ASSERT_TRUE(health->send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").ok());
-    Result<HttpResponse> scraped = health->read_response();
+    Result<HttpResponse> scraped = http_get(server_->metrics_port(), "/metrics");
     ASSERT_TRUE(scraped.ok()) << scraped.error().message;
     metrics = scraped->body;
   }
@@ -195,10 +192,7 @@ TEST_F(ServeEndToEnd, OneJsonLogLinePerAdmissionWithoutTheObject) {
 TEST_F(ServeEndToEnd, HealthEndpoints) {
   for (const auto& [path, status, body] : {std::tuple{"/livez", 200, "ok\n"}, std::tuple{"/healthz", 200, "ok\n"},
                                            std::tuple{"/readyz", 200, "ok\n"}, std::tuple{"/nope", 404, ""}}) {
-    Result<HttpConnection> health = HttpConnection::plain(server_->metrics_port());
-    ASSERT_TRUE(health.ok());
-    ASSERT_TRUE(health->send("GET " + std::string(path) + " HTTP/1.1\r\nHost: x\r\n\r\n").ok());
-    Result<HttpResponse> response = health->read_response();
+    Result<HttpResponse> response = http_get(server_->metrics_port(), path);
     ASSERT_TRUE(response.ok()) << response.error().message;
     EXPECT_EQ(response->status, status) << path;
     if (status == 200) {

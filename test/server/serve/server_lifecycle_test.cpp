@@ -356,10 +356,7 @@ TEST(ServeDrain, SigtermAnswersEveryInFlightRequestThenExitsZero) {
   process.signal(SIGTERM);
   ASSERT_FALSE(process.wait_for("shutting down: not ready; still serving for the shutdown delay").empty());
   // Not ready at once, still serving.
-  Result<HttpConnection> health = HttpConnection::plain(health_port);
-  ASSERT_TRUE(health.ok()) << health.error().message << " port " << health_port << " " << serving;
-  ASSERT_TRUE(health->send("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n").ok());
-  Result<HttpResponse> readiness = health->read_response();
+  Result<HttpResponse> readiness = http_get(health_port, "/readyz");
   ASSERT_TRUE(readiness.ok()) << readiness.error().message;
   EXPECT_EQ(readiness->status, 503);
   ASSERT_FALSE(process.wait_for("listener closed; draining").empty());
