@@ -260,7 +260,9 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
   std::string model = "host-model";
   std::vector<std::pair<std::string, std::string>> features;
   const std::string path = "spec.domain.cpu";
-  if (check_keys(cpu, path, {"sockets", "cores", "threads", "model", "features"})) {
+  // maxSockets is defaulted by the VM controller for CPU hotplug (api defaults); vmgate offers
+  // no hotplug, so the guest gets `sockets` and the ceiling is accepted without effect.
+  if (check_keys(cpu, path, {"sockets", "cores", "threads", "model", "features", "maxSockets"})) {
     sockets = get_int(*cpu, "sockets", path).value_or(1);
     cores = get_int(*cpu, "cores", path).value_or(1);
     threads = get_int(*cpu, "threads", path).value_or(1);
