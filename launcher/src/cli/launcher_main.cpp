@@ -116,6 +116,9 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   convert_options.software_emulation = use_software_emulation(options->emulation);
   convert_options.firmware = options->firmware;
   convert_options.layout.serial_log = options->console_log;
+  if (!options->kernel_boot_dir.empty()) {
+    convert_options.layout.kernel_boot_dir = options->kernel_boot_dir;
+  }
   Result<std::string> xml = convert(*vmi, convert_options);
   if (!xml) {
     err << "vmgate-launcher: " << xml.error().message << '\n';
