@@ -61,11 +61,9 @@ Supervisor::~Supervisor() {
 
 int Supervisor::on_lifecycle(virConnectPtr /*connection*/, virDomainPtr domain, int event, int detail, void* opaque) {
   auto* self = static_cast<Supervisor*>(opaque);
-  {
-    const std::lock_guard lock(self->name_mutex_);
-    if (name_of(domain) != self->domain_name_) {
-      return 0;
-    }
+  const unsigned int id = self->domain_id_.load();
+  if (id == 0 || virDomainGetID(domain) != id) {
+    return 0;
   }
   if (event == VIR_DOMAIN_EVENT_STOPPED) {
     self->stopped_detail_.store(detail);
@@ -133,10 +131,7 @@ Outcome Supervisor::run(const std::string& xml) {
       return {1, "cannot start the domain: " + error};
     }
   }
-  {
-    const std::lock_guard lock(name_mutex_);
-    domain_name_ = name_of(created.get());
-  }
+  domain_id_.store(virDomainGetID(created.get()));
   running_at_ = utc_now();
   write_status("Running", "domain running");
 
@@ -146,10 +141,16 @@ Outcome Supervisor::run(const std::string& xml) {
   clock::time_point last_shutdown;
   Outcome outcome;
   for (;;) {
-    const int detail = stopped_detail_.load();
+    int detail = stopped_detail_.load();
     int state = VIR_DOMAIN_NOSTATE;
     int reason = 0;
     const bool known = virDomainGetState(created.get(), &state, &reason, 0) == 0;
+    // A transient domain vanishes when it stops, possibly before its STOPPED event arrives
+    // through the event loop: give the event a moment to say why.
+    for (int i = 0; !known && detail < 0 && i < 50; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      detail = stopped_detail_.load();
+    }
     if (detail >= 0 || !known || state == VIR_DOMAIN_SHUTOFF) {
       const int why = detail >= 0 ? detail : (known ? stopped_detail_from_reason(reason) : -1);
       if (why == VIR_DOMAIN_EVENT_STOPPED_SHUTDOWN) {

@@ -7,7 +7,6 @@
 // Thread-safety: request_stop() may be called from any thread; run() from one thread once.
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <string>
 
 #include "vmgate/launcher/libvirt.hpp"
@@ -52,8 +51,9 @@ class Supervisor {
   std::atomic<bool> stop_requested_{false};
   std::atomic<int> stopped_detail_{-1};  // VIR_DOMAIN_EVENT_STOPPED_* once the domain stopped
   std::atomic<bool> crashed_{false};
-  std::string domain_name_;
-  std::mutex name_mutex_;
+  // The running domain's id: a leftover of the same name and UUID has another id, so its
+  // destroy event is not taken for ours.
+  std::atomic<unsigned int> domain_id_{0};
   int callback_id_ = -1;
   std::string started_at_;
   std::string running_at_;
