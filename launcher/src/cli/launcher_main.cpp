@@ -116,6 +116,10 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   convert_options.software_emulation = use_software_emulation(options->emulation);
   convert_options.firmware = options->firmware;
   convert_options.layout.serial_log = options->console_log;
+  if (options->connect.empty()) {
+    // EFI variable stores live in the embedded driver's root, like its other state.
+    convert_options.layout.nvram_dir = options->root + "/lib/qemu/nvram";
+  }
   if (!options->kernel_boot_dir.empty()) {
     convert_options.layout.kernel_boot_dir = options->kernel_boot_dir;
   }

@@ -2,6 +2,7 @@
 # Real boots under TCG through qemu:///embed (launcher-libvirt.md B.5): Debian's kernel from
 # /boot/vmlinuz-* and a busybox initramfs built here, booted from a VMI's firmware.kernelBoot.
 #   poweroff: marker on the serial log, guest reads SMBIOS uuid+serial, powers off → exit 0
+#   efi:      the same through OVMF (EFI without Secure Boot)
 #   hang:     guest ignores ACPI; SIGTERM → destroyed at grace end → exit non-zero, no QEMU left
 # Usage: boot_test.sh LAUNCHER CASE. Prerequisites missing: skip (77), but fail when CI=true.
 set -u
@@ -48,6 +49,9 @@ chmod +x "$work/initramfs/init"
 
 mode=poweroff
 [ "$case_name" = hang ] && mode=hang
+bootloader=""
+[ "$case_name" = efi ] && bootloader="bootloader: {efi: {secureBoot: false}}"
+[ "$case_name" = efi ] && { [ -f /usr/share/OVMF/OVMF_CODE_4M.fd ] || skip "ovmf is not installed"; }
 cat > "$work/vmi.yaml" <<VMI
 apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance
@@ -66,6 +70,7 @@ spec:
     firmware:
       uuid: 11111111-2222-4333-8444-555555555555
       serial: vmgate-serial-42
+      $bootloader
       kernelBoot:
         kernelArgs: "console=ttyS0 quiet panic=-1 vmgate.mode=$mode"
         container:
@@ -90,7 +95,7 @@ wait_for() {  # pattern, seconds
 }
 
 case "$case_name" in
-  poweroff)
+  poweroff | efi)
     wait_for VMGATE-BOOT-OK 180 || { echo "no marker"; cat "$work/launcher.err" "$work/serial.log"; exit 1; }
     for _ in $(seq 1 120); do kill -0 "$launcher_pid" 2>/dev/null || break; sleep 1; done
     wait "$launcher_pid"; rc=$?; launcher_pid=
