@@ -61,16 +61,25 @@ Supervisor::~Supervisor() {
 
 int Supervisor::on_lifecycle(virConnectPtr /*connection*/, virDomainPtr domain, int event, int detail, void* opaque) {
   auto* self = static_cast<Supervisor*>(opaque);
-  const unsigned int id = self->domain_id_.load();
-  if (id == 0 || virDomainGetID(domain) != id) {
-    return 0;
-  }
+  const unsigned int id = virDomainGetID(domain);
+  const std::lock_guard lock(self->events_mutex_);
   if (event == VIR_DOMAIN_EVENT_STOPPED) {
-    self->stopped_detail_.store(detail);
+    self->stopped_details_[id] = detail;
   } else if (event == VIR_DOMAIN_EVENT_CRASHED) {
-    self->crashed_.store(true);
+    self->crashed_ids_.insert(id);
   }
   return 0;
+}
+
+int Supervisor::stopped_detail(unsigned int id) {
+  const std::lock_guard lock(events_mutex_);
+  const auto found = stopped_details_.find(id);
+  return found != stopped_details_.end() ? found->second : -1;
+}
+
+bool Supervisor::crashed(unsigned int id) {
+  const std::lock_guard lock(events_mutex_);
+  return crashed_ids_.count(id) != 0;
 }
 
 void Supervisor::write_status(const std::string& phase, const std::string& reason) {
@@ -131,7 +140,7 @@ Outcome Supervisor::run(const std::string& xml) {
       return {1, "cannot start the domain: " + error};
     }
   }
-  domain_id_.store(virDomainGetID(created.get()));
+  const unsigned int domain_id = virDomainGetID(created.get());
   running_at_ = utc_now();
   write_status("Running", "domain running");
 
@@ -141,7 +150,7 @@ Outcome Supervisor::run(const std::string& xml) {
   clock::time_point last_shutdown;
   Outcome outcome;
   for (;;) {
-    int detail = stopped_detail_.load();
+    int detail = stopped_detail(domain_id);
     int state = VIR_DOMAIN_NOSTATE;
     int reason = 0;
     const bool known = virDomainGetState(created.get(), &state, &reason, 0) == 0;
@@ -149,7 +158,7 @@ Outcome Supervisor::run(const std::string& xml) {
     // through the event loop: give the event a moment to say why.
     for (int i = 0; !known && detail < 0 && i < 50; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      detail = stopped_detail_.load();
+      detail = stopped_detail(domain_id);
     }
     if (detail >= 0 || !known || state == VIR_DOMAIN_SHUTOFF) {
       const int why = detail >= 0 ? detail : (known ? stopped_detail_from_reason(reason) : -1);
@@ -166,7 +175,7 @@ Outcome Supervisor::run(const std::string& xml) {
       }
       break;
     }
-    if (crashed_.load() || state == VIR_DOMAIN_CRASHED) {
+    if (crashed(domain_id) || state == VIR_DOMAIN_CRASHED) {
       virDomainDestroy(created.get());
       outcome = {1, "guest crashed"};
       break;

@@ -7,6 +7,9 @@
 // Thread-safety: request_stop() may be called from any thread; run() from one thread once.
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "vmgate/launcher/libvirt.hpp"
@@ -49,11 +52,14 @@ class Supervisor {
   virConnectPtr connection_;
   SupervisorConfig config_;
   std::atomic<bool> stop_requested_{false};
-  std::atomic<int> stopped_detail_{-1};  // VIR_DOMAIN_EVENT_STOPPED_* once the domain stopped
-  std::atomic<bool> crashed_{false};
-  // The running domain's id: a leftover of the same name and UUID has another id, so its
-  // destroy event is not taken for ours.
-  std::atomic<unsigned int> domain_id_{0};
+  // STOPPED details and crashes by domain id, recorded by the event callback. Keyed by id, so a
+  // leftover of the same name and UUID is not taken for ours, and an event that arrives before
+  // run() knows its domain's id is not lost.
+  [[nodiscard]] int stopped_detail(unsigned int id);
+  [[nodiscard]] bool crashed(unsigned int id);
+  std::mutex events_mutex_;
+  std::map<unsigned int, int> stopped_details_;
+  std::set<unsigned int> crashed_ids_;
   int callback_id_ = -1;
   std::string started_at_;
   std::string running_at_;
