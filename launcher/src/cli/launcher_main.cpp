@@ -76,6 +76,9 @@ int boot(const LauncherOptions& options, const std::string& xml, long grace_seco
   SupervisorConfig config;
   config.grace_period = std::chrono::seconds(grace_seconds);
   config.status_file = options.status_file;
+  config.on_running = [&err](const std::string& name) {
+    err << "vmgate-launcher: domain " << name << " running" << std::endl;
+  };
   Supervisor supervisor(connection->get(), config);
   Outcome outcome;
   {

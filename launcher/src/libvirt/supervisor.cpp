@@ -143,6 +143,9 @@ Outcome Supervisor::run(const std::string& xml) {
   const unsigned int domain_id = virDomainGetID(created.get());
   running_at_ = utc_now();
   write_status("Running", "domain running");
+  if (config_.on_running) {
+    config_.on_running(name_of(created.get()));
+  }
 
   using clock = std::chrono::steady_clock;
   bool stopping = false;

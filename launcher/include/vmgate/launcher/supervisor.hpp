@@ -7,6 +7,7 @@
 // Thread-safety: request_stop() may be called from any thread; run() from one thread once.
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -22,6 +23,8 @@ struct SupervisorConfig {
   std::chrono::milliseconds poll_interval{100};
   /// Empty: no status file. JSON {phase, reason, timestamps} replaced atomically.
   std::string status_file;
+  /// Called once from run() when the domain is running (the launcher logs a line).
+  std::function<void(const std::string& domain_name)> on_running;
 };
 
 struct Outcome {
