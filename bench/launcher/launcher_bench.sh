@@ -9,7 +9,7 @@ runs=${2:-10}
 launcher=$build/vmgate-launcher
 kernel=$(ls /boot/vmlinuz-* | sort -V | tail -1)
 work=$(mktemp -d /tmp/vmgate-launcher-bench.XXXXXX)
-trap 'for p in "$work"/embed/run/qemu/*.pid; do [ -f "$p" ] && kill -KILL "$(cat "$p")" 2>/dev/null; done; rm -rf "$work"' EXIT
+trap 'for p in "$work"/embed/run/qemu/*.pid; do [ -f "$p" ] && kill -KILL "$(cat "$p")" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 mkdir -p "$work/initramfs/bin" "$work/initramfs/proc"
 cp /bin/busybox "$work/initramfs/bin/"
 printf '#!/bin/busybox sh\nwhile true; do /bin/busybox sleep 3600; done\n' > "$work/initramfs/init"
