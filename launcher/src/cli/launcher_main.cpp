@@ -1,12 +1,103 @@
 #include "vmgate/launcher/launcher_main.hpp"
 
+#include <pthread.h>
+
+#include <atomic>
+#include <csignal>
 #include <iostream>
+#include <thread>
 
 #include "vmgate/launcher/converter.hpp"
 #include "vmgate/launcher/options.hpp"
 #include "vmgate/launcher/vmi_source.hpp"
+#ifdef VMGATE_LAUNCHER_HAS_LIBVIRT
+#include "vmgate/launcher/libvirt.hpp"
+#include "vmgate/launcher/supervisor.hpp"
+#endif
 
 namespace vmgate::launcher {
+
+#ifdef VMGATE_LAUNCHER_HAS_LIBVIRT
+namespace {
+
+// SIGTERM/SIGINT are blocked in every thread (so libvirt's threads never take them) and
+// collected by one thread that turns them into a stop request.
+class SignalWatcher {
+ public:
+  explicit SignalWatcher(Supervisor& supervisor) : supervisor_(supervisor) {
+    thread_ = std::thread([this] {
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, SIGTERM);
+      sigaddset(&set, SIGINT);
+      const timespec timeout{0, 200'000'000};
+      while (!done_.load()) {
+        if (sigtimedwait(&set, nullptr, &timeout) > 0) {
+          supervisor_.request_stop();
+        }
+      }
+    });
+  }
+  ~SignalWatcher() {
+    done_.store(true);
+    thread_.join();
+  }
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+ private:
+  Supervisor& supervisor_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+int boot(const LauncherOptions& options, const std::string& xml, long grace_seconds, std::ostream& err) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  std::string uri = options.connect;
+  if (uri.empty()) {
+    Result<std::string> conf = write_embed_qemu_conf(options.root);
+    if (!conf) {
+      err << "vmgate-launcher: " << conf.error().message << '\n';
+      return 1;
+    }
+    uri = embed_uri(options.root);
+  }
+  const EventLoop loop;
+  Result<ConnectHandle> connection = open_connection(uri);
+  if (!connection) {
+    err << "vmgate-launcher: " << connection.error().message << '\n';
+    return 1;
+  }
+  SupervisorConfig config;
+  config.grace_period = std::chrono::seconds(grace_seconds);
+  config.status_file = options.status_file;
+  config.on_running = [&err](const std::string& name) {
+    err << "vmgate-launcher: domain " << name << " running" << std::endl;
+  };
+  Supervisor supervisor(connection->get(), config);
+  Outcome outcome;
+  {
+    const SignalWatcher watcher(supervisor);
+    outcome = supervisor.run(xml);
+  }
+  err << "vmgate-launcher: " << outcome.reason << '\n';
+  return outcome.exit_code;
+}
+
+}  // namespace
+#else
+namespace {
+int boot(const LauncherOptions& /*options*/, const std::string& /*xml*/, long /*grace_seconds*/, std::ostream& err) {
+  err << "vmgate-launcher: built without libvirt; only --print-xml works\n";
+  return 1;
+}
+}  // namespace
+#endif
 
 int run_launcher(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err) {
   constexpr int exit_usage = 2;
@@ -28,6 +119,13 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   convert_options.software_emulation = use_software_emulation(options->emulation);
   convert_options.firmware = options->firmware;
   convert_options.layout.serial_log = options->console_log;
+  if (options->connect.empty()) {
+    // EFI variable stores live in the embedded driver's root, like its other state.
+    convert_options.layout.nvram_dir = options->root + "/lib/qemu/nvram";
+  }
+  if (!options->kernel_boot_dir.empty()) {
+    convert_options.layout.kernel_boot_dir = options->kernel_boot_dir;
+  }
   Result<std::string> xml = convert(*vmi, convert_options);
   if (!xml) {
     err << "vmgate-launcher: " << xml.error().message << '\n';
@@ -37,8 +135,15 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
     out << *xml;
     return 0;
   }
-  err << "vmgate-launcher: booting the domain is not implemented yet; use --print-xml\n";
-  return 1;
+  // --grace-period, else the VMI's terminationGracePeriodSeconds, else KubeVirt's default 30.
+  long grace_seconds = options->grace_period_seconds.value_or(30);
+  if (!options->grace_period_seconds) {
+    if (const json::Value* grace = json::find_path(*vmi, {"spec", "terminationGracePeriodSeconds"});
+        grace != nullptr && grace->IsInt64() && grace->GetInt64() >= 0) {
+      grace_seconds = static_cast<long>(grace->GetInt64());
+    }
+  }
+  return boot(*options, *xml, grace_seconds, err);
 }
 
 }  // namespace vmgate::launcher

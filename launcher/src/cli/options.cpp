@@ -23,12 +23,15 @@ Options:
   --print-xml           print the domain XML and exit
   --emulation MODE      auto (KVM only when it works), software (TCG, type='qemu') or kvm
   --console-log FILE    serial console log file
+  --kernel-boot-dir DIR where firmware.kernelBoot kernelPath/initrdPath are resolved
   --ovmf-code FILE, --ovmf-vars FILE, --ovmf-secboot-code FILE, --ovmf-secboot-vars FILE
                         OVMF firmware files (defaults: Debian 12's /usr/share/OVMF/*_4M*)
   --connect URI         libvirt URI (default qemu:///embed?root=ROOT)
   --root DIR            root of the embedded QEMU driver
-  --grace-period SECONDS, --status-file FILE
-                        supervision settings (booting is not implemented yet)
+  --grace-period SECONDS
+                        time between SIGTERM and destroy (default: the VMI's
+                        terminationGracePeriodSeconds, else 30)
+  --status-file FILE    JSON {phase, reason, timestamps}, replaced atomically
   -h, --help            this text
 )";
 }
@@ -66,6 +69,8 @@ Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view>
       options.root = value;
     } else if (arg == "--console-log") {
       options.console_log = value;
+    } else if (arg == "--kernel-boot-dir") {
+      options.kernel_boot_dir = value;
     } else if (arg == "--status-file") {
       options.status_file = value;
     } else if (arg == "--ovmf-code") {

@@ -70,7 +70,12 @@ Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& st
     return Error{"admission denied the VirtualMachine: " + outcome.verdict.message};
   }
   if (!outcome.expanded.IsObject()) {
-    return Error{"admission did not expand the VirtualMachine to a VirtualMachineInstance"};
+    // admit() leaves `expanded` Null when expansion fails; expand() again for its reason.
+    Result<json::Document> expanded = pipeline.expand(outcome.admitted, options.namespace_name, cluster->store);
+    if (!expanded) {
+      return Error{"cannot expand the VirtualMachine: " + expanded.error().message};
+    }
+    outcome.expanded.Swap(*expanded);
   }
   vmi.Swap(outcome.expanded);
   default_namespace(vmi, options.namespace_name);

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "vmgate/admission/quantity.hpp"
@@ -37,9 +38,17 @@ class Converter {
   }
   // Fails for every member of `object` not in `allowed`; false when `object` is not an object.
   bool check_keys(const Value* object, const std::string& path, std::initializer_list<std::string_view> allowed);
-  std::optional<bool> get_bool(const Value& object, std::string_view key, const std::string& path);
-  std::optional<std::int64_t> get_int(const Value& object, std::string_view key, const std::string& path);
-  std::optional<std::string> get_string(const Value& object, std::string_view key, const std::string& path);
+  template <class T>
+  std::optional<T> get(const Value& object, std::string_view key, const std::string& path);
+  std::optional<bool> get_bool(const Value& object, std::string_view key, const std::string& path) {
+    return get<bool>(object, key, path);
+  }
+  std::optional<std::int64_t> get_int(const Value& object, std::string_view key, const std::string& path) {
+    return get<std::int64_t>(object, key, path);
+  }
+  std::optional<std::string> get_string(const Value& object, std::string_view key, const std::string& path) {
+    return get<std::string>(object, key, path);
+  }
   // "on"/"off" from a KubeVirt FeatureState {enabled}: enabled unless `enabled: false`.
   bool feature_enabled(const Value& state, const std::string& path);
   std::string virtio_model() const { return virtio_transitional_ ? "virtio-transitional" : "virtio-non-transitional"; }
@@ -86,40 +95,31 @@ bool Converter::check_keys(const Value* object, const std::string& path,
   return true;
 }
 
-std::optional<bool> Converter::get_bool(const Value& object, std::string_view key, const std::string& path) {
+// The member `key` of `object` as T (bool, int64 or string); nullopt when absent or null, and
+// a failure naming the field when it has another type.
+template <class T>
+std::optional<T> Converter::get(const Value& object, std::string_view key, const std::string& path) {
   const Value* value = json::find(object, key);
   if (value == nullptr || value->IsNull()) {
     return std::nullopt;
   }
-  if (!value->IsBool()) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (value->IsBool()) {
+      return value->GetBool();
+    }
     fail(path + "." + std::string(key), "must be a boolean, not " + std::string(json::type_name(*value)));
-    return std::nullopt;
-  }
-  return value->GetBool();
-}
-
-std::optional<std::int64_t> Converter::get_int(const Value& object, std::string_view key, const std::string& path) {
-  const Value* value = json::find(object, key);
-  if (value == nullptr || value->IsNull()) {
-    return std::nullopt;
-  }
-  if (!value->IsInt64()) {
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    if (value->IsInt64()) {
+      return value->GetInt64();
+    }
     fail(path + "." + std::string(key), "must be an integer, not " + std::string(json::type_name(*value)));
-    return std::nullopt;
-  }
-  return value->GetInt64();
-}
-
-std::optional<std::string> Converter::get_string(const Value& object, std::string_view key, const std::string& path) {
-  const Value* value = json::find(object, key);
-  if (value == nullptr || value->IsNull()) {
-    return std::nullopt;
-  }
-  if (!value->IsString()) {
+  } else {
+    if (value->IsString()) {
+      return std::string(json::as_view(*value));
+    }
     fail(path + "." + std::string(key), "must be a string, not " + std::string(json::type_name(*value)));
-    return std::nullopt;
   }
-  return std::string(json::as_view(*value));
+  return std::nullopt;
 }
 
 bool Converter::feature_enabled(const Value& state, const std::string& path) {
@@ -260,7 +260,9 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
   std::string model = "host-model";
   std::vector<std::pair<std::string, std::string>> features;
   const std::string path = "spec.domain.cpu";
-  if (check_keys(cpu, path, {"sockets", "cores", "threads", "model", "features"})) {
+  // maxSockets is defaulted by the VM controller for CPU hotplug (api defaults); vmgate offers
+  // no hotplug, so the guest gets `sockets` and the ceiling is accepted without effect.
+  if (check_keys(cpu, path, {"sockets", "cores", "threads", "model", "features", "maxSockets"})) {
     sockets = get_int(*cpu, "sockets", path).value_or(1);
     cores = get_int(*cpu, "cores", path).value_or(1);
     threads = get_int(*cpu, "threads", path).value_or(1);

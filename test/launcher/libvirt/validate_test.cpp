@@ -90,7 +90,7 @@ TEST(DefineValidate, EmbeddedQemuDriver) {
   }
   // One root per process (the driver locks it); kept in the build tree so its capability cache
   // stays warm between runs.
-  const std::string root = std::filesystem::current_path() / "launcher-embed-validate";
+  const std::string root = std::string(VMGATE_BUILD_DIR) + "/launcher-embed-validate";
   Result<std::string> conf = write_embed_qemu_conf(root);
   ASSERT_TRUE(conf.ok()) << conf.error().message;
   define_all(embed_uri(root), {});

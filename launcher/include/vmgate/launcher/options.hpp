@@ -27,6 +27,8 @@ struct LauncherOptions {
   Emulation emulation = Emulation::auto_detect;
   std::optional<long> grace_period_seconds;
   std::string console_log;
+  /// Empty: the pod layout's kernel-boot directory.
+  std::string kernel_boot_dir;
   std::string status_file;
   FirmwarePaths firmware;
 };

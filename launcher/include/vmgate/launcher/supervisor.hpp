@@ -1,0 +1,71 @@
+#pragma once
+// Runs one domain for its whole life (DESIGN.md §4.3): create, wait until running, follow
+// lifecycle events; guest poweroff → 0; crash or QEMU death → 1 with one line why; a stop
+// request → ACPI shutdown re-sent every 5 s (an early press is lost: launcher-libvirt.md B.3),
+// destroy when the grace period ends. Follows KubeVirt pkg/virt-launcher/monitor.go and the
+// shutdown loop of pkg/virt-handler/vm.go.
+// Thread-safety: request_stop() may be called from any thread; run() from one thread once.
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "vmgate/launcher/libvirt.hpp"
+
+namespace vmgate::launcher {
+
+struct SupervisorConfig {
+  std::chrono::seconds grace_period{30};
+  std::chrono::milliseconds shutdown_resend{5000};
+  std::chrono::milliseconds poll_interval{100};
+  /// Empty: no status file. JSON {phase, reason, timestamps} replaced atomically.
+  std::string status_file;
+  /// Called once from run() when the domain is running (the launcher logs a line).
+  std::function<void(const std::string& domain_name)> on_running;
+};
+
+struct Outcome {
+  int exit_code = 0;
+  /// One line: why the launcher ended.
+  std::string reason;
+};
+
+class Supervisor {
+ public:
+  Supervisor(virConnectPtr connection, SupervisorConfig config);
+  ~Supervisor();
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+
+  /// Creates the transient domain from `xml` (after destroying a leftover domain of the same
+  /// name, as a previous crashed launcher in the same root would leave) and supervises it.
+  /// The domain never outlives run(): every exit path destroys it if still active.
+  Outcome run(const std::string& xml);
+
+  /// Asks for a graceful stop (SIGTERM).
+  void request_stop() { stop_requested_.store(true); }
+
+ private:
+  static int on_lifecycle(virConnectPtr connection, virDomainPtr domain, int event, int detail, void* opaque);
+  void write_status(const std::string& phase, const std::string& reason);
+
+  virConnectPtr connection_;
+  SupervisorConfig config_;
+  std::atomic<bool> stop_requested_{false};
+  // STOPPED details and crashes by domain id, recorded by the event callback. Keyed by id, so a
+  // leftover of the same name and UUID is not taken for ours, and an event that arrives before
+  // run() knows its domain's id is not lost.
+  [[nodiscard]] int stopped_detail(unsigned int id);
+  [[nodiscard]] bool crashed(unsigned int id);
+  std::mutex events_mutex_;
+  std::map<unsigned int, int> stopped_details_;
+  std::set<unsigned int> crashed_ids_;
+  int callback_id_ = -1;
+  std::string started_at_;
+  std::string running_at_;
+};
+
+}  // namespace vmgate::launcher

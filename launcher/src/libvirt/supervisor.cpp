@@ -1,0 +1,215 @@
+#include "vmgate/launcher/supervisor.hpp"
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "vmgate/admission/json.hpp"
+
+namespace vmgate::launcher {
+namespace {
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm parts{};
+  gmtime_r(&now, &parts);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return text;
+}
+
+// The domain's name from its XML, read back from libvirt after create (no XML parsing here).
+std::string name_of(virDomainPtr domain) {
+  const char* name = virDomainGetName(domain);
+  return name != nullptr ? std::string(name) : std::string();
+}
+
+bool is_active(virDomainPtr domain) {
+  return virDomainIsActive(domain) == 1;
+}
+
+// virDomainGetState's shutoff reasons are numbered differently from the STOPPED event details.
+int stopped_detail_from_reason(int reason) {
+  switch (reason) {
+    case VIR_DOMAIN_SHUTOFF_SHUTDOWN:
+      return VIR_DOMAIN_EVENT_STOPPED_SHUTDOWN;
+    case VIR_DOMAIN_SHUTOFF_DESTROYED:
+      return VIR_DOMAIN_EVENT_STOPPED_DESTROYED;
+    case VIR_DOMAIN_SHUTOFF_CRASHED:
+      return VIR_DOMAIN_EVENT_STOPPED_CRASHED;
+    case VIR_DOMAIN_SHUTOFF_FAILED:
+      return VIR_DOMAIN_EVENT_STOPPED_FAILED;
+    default:
+      return -1;
+  }
+}
+
+}  // namespace
+
+Supervisor::Supervisor(virConnectPtr connection, SupervisorConfig config)
+    : connection_(connection), config_(std::move(config)) {
+  callback_id_ = virConnectDomainEventRegisterAny(connection_, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+                                                  VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), this, nullptr);
+}
+
+Supervisor::~Supervisor() {
+  if (callback_id_ >= 0) {
+    virConnectDomainEventDeregisterAny(connection_, callback_id_);
+  }
+}
+
+int Supervisor::on_lifecycle(virConnectPtr /*connection*/, virDomainPtr domain, int event, int detail, void* opaque) {
+  auto* self = static_cast<Supervisor*>(opaque);
+  const unsigned int id = virDomainGetID(domain);
+  const std::lock_guard lock(self->events_mutex_);
+  if (event == VIR_DOMAIN_EVENT_STOPPED) {
+    self->stopped_details_[id] = detail;
+  } else if (event == VIR_DOMAIN_EVENT_CRASHED) {
+    self->crashed_ids_.insert(id);
+  }
+  return 0;
+}
+
+int Supervisor::stopped_detail(unsigned int id) {
+  const std::lock_guard lock(events_mutex_);
+  const auto found = stopped_details_.find(id);
+  return found != stopped_details_.end() ? found->second : -1;
+}
+
+bool Supervisor::crashed(unsigned int id) {
+  const std::lock_guard lock(events_mutex_);
+  return crashed_ids_.count(id) != 0;
+}
+
+void Supervisor::write_status(const std::string& phase, const std::string& reason) {
+  if (config_.status_file.empty()) {
+    return;
+  }
+  json::Document status(rapidjson::kObjectType);
+  auto& allocator = status.GetAllocator();
+  json::set_string(status, "phase", phase, allocator);
+  json::set_string(status, "reason", reason, allocator);
+  json::Value& timestamps = json::ensure_object(status, "timestamps", allocator);
+  json::set_string(timestamps, "started", started_at_, allocator);
+  if (!running_at_.empty()) {
+    json::set_string(timestamps, "running", running_at_, allocator);
+  }
+  json::set_string(timestamps, "updated", utc_now(), allocator);
+  // Replaced by rename so that a probe never reads half a file.
+  const std::string temporary = config_.status_file + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << json::to_string(status) << '\n';
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, config_.status_file, error);
+}
+
+Outcome Supervisor::run(const std::string& xml) {
+  started_at_ = utc_now();
+  write_status("Scheduled", "starting the domain");
+
+  // A domain of the same name in this root was left by a launcher that died: QEMU outlives an
+  // embedding process (no autodestroy in embed mode, launcher-libvirt.md B.4). Clean it up.
+  DomainHandle created(virDomainCreateXML(connection_, xml.c_str(), VIR_DOMAIN_NONE));
+  if (!created) {
+    const std::string first_error = last_libvirt_error();
+    if (first_error.find("already exists") == std::string::npos &&
+        first_error.find("already defined") == std::string::npos) {
+      write_status("Failed", first_error);
+      return {1, "cannot start the domain: " + first_error};
+    }
+    // Retry after removing the leftover (the name is in the error; look it up by listing).
+    virDomainPtr* domains = nullptr;
+    const int count = virConnectListAllDomains(connection_, &domains, 0);
+    for (int i = 0; i < count; ++i) {
+      DomainHandle leftover(domains[i]);
+      if (xml.find("<name>" + name_of(leftover.get()) + "</name>") != std::string::npos) {
+        if (is_active(leftover.get())) {
+          virDomainDestroy(leftover.get());
+        }
+        virDomainUndefineFlags(leftover.get(), VIR_DOMAIN_UNDEFINE_NVRAM);
+      }
+    }
+    free(domains);  // NOLINT(cppcoreguidelines-no-malloc): libvirt allocates the array with malloc
+    created.reset(virDomainCreateXML(connection_, xml.c_str(), VIR_DOMAIN_NONE));
+    if (!created) {
+      const std::string error = last_libvirt_error();
+      write_status("Failed", error);
+      return {1, "cannot start the domain: " + error};
+    }
+  }
+  const unsigned int domain_id = virDomainGetID(created.get());
+  running_at_ = utc_now();
+  write_status("Running", "domain running");
+  if (config_.on_running) {
+    config_.on_running(name_of(created.get()));
+  }
+
+  using clock = std::chrono::steady_clock;
+  bool stopping = false;
+  clock::time_point deadline;
+  clock::time_point last_shutdown;
+  Outcome outcome;
+  for (;;) {
+    int detail = stopped_detail(domain_id);
+    int state = VIR_DOMAIN_NOSTATE;
+    int reason = 0;
+    const bool known = virDomainGetState(created.get(), &state, &reason, 0) == 0;
+    // A transient domain vanishes when it stops, possibly before its STOPPED event arrives
+    // through the event loop: give the event a moment to say why.
+    for (int i = 0; !known && detail < 0 && i < 50; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      detail = stopped_detail(domain_id);
+    }
+    if (detail >= 0 || !known || state == VIR_DOMAIN_SHUTOFF) {
+      const int why = detail >= 0 ? detail : (known ? stopped_detail_from_reason(reason) : -1);
+      if (why == VIR_DOMAIN_EVENT_STOPPED_SHUTDOWN) {
+        outcome = {0, stopping ? "guest shut down after the stop request" : "guest powered off"};
+      } else if (why == VIR_DOMAIN_EVENT_STOPPED_CRASHED) {
+        outcome = {1, "guest crashed"};
+      } else if (why == VIR_DOMAIN_EVENT_STOPPED_FAILED) {
+        outcome = {1, "QEMU failed"};
+      } else if (why == VIR_DOMAIN_EVENT_STOPPED_DESTROYED) {
+        outcome = {1, "domain destroyed outside the launcher"};
+      } else {
+        outcome = {1, "domain stopped (libvirt reason " + std::to_string(why) + ")"};
+      }
+      break;
+    }
+    if (crashed(domain_id) || state == VIR_DOMAIN_CRASHED) {
+      virDomainDestroy(created.get());
+      outcome = {1, "guest crashed"};
+      break;
+    }
+    const auto now = clock::now();
+    if (stop_requested_.load() && !stopping) {
+      stopping = true;
+      deadline = now + config_.grace_period;
+      write_status("Running", "stop requested: ACPI shutdown");
+      if (config_.grace_period.count() > 0) {
+        virDomainShutdown(created.get());
+        last_shutdown = now;
+      }
+    }
+    if (stopping && now >= deadline) {
+      virDomainDestroy(created.get());
+      outcome = {1, "grace period of " + std::to_string(config_.grace_period.count()) + " s expired: domain destroyed"};
+      break;
+    }
+    if (stopping && now - last_shutdown >= config_.shutdown_resend) {
+      virDomainShutdown(created.get());
+      last_shutdown = now;
+    }
+    std::this_thread::sleep_for(config_.poll_interval);
+  }
+  // Never leave QEMU behind, whatever ended the loop.
+  if (is_active(created.get())) {
+    virDomainDestroy(created.get());
+  }
+  write_status(outcome.exit_code == 0 ? "Succeeded" : "Failed", outcome.reason);
+  return outcome;
+}
+
+}  // namespace vmgate::launcher

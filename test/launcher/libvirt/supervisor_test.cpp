@@ -1,0 +1,130 @@
+// Lifecycle on the in-process test driver: create, events, shutdown, destroy, exit codes.
+#include "vmgate/launcher/supervisor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "vmgate/launcher/libvirt.hpp"
+
+namespace vmgate::launcher {
+namespace {
+
+constexpr const char* domain_xml = R"(<domain type='test'>
+  <name>default_lifecycle</name>
+  <memory unit='b'>67108864</memory>
+  <os><type arch='x86_64'>hvm</type></os>
+</domain>
+)";
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<ConnectHandle> opened = open_connection("test:///default");
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    connection_ = std::move(*opened);
+  }
+
+  SupervisorConfig fast_config() {
+    SupervisorConfig config;
+    config.poll_interval = std::chrono::milliseconds(10);
+    return config;
+  }
+
+  // Waits until the supervised domain is running and returns it.
+  DomainHandle wait_running() {
+    for (int i = 0; i < 500; ++i) {
+      DomainHandle domain(virDomainLookupByName(connection_.get(), "default_lifecycle"));
+      if (domain && virDomainIsActive(domain.get()) == 1) {
+        return domain;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return DomainHandle();
+  }
+
+  EventLoop loop_;
+  ConnectHandle connection_;
+};
+
+TEST_F(SupervisorTest, GuestPowerOffExitsZero) {
+  Supervisor supervisor(connection_.get(), fast_config());
+  auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_xml); });
+  DomainHandle domain = wait_running();
+  ASSERT_TRUE(domain);
+  ASSERT_EQ(virDomainShutdown(domain.get()), 0);  // what a guest poweroff looks like to libvirt
+  const Outcome result = outcome.get();
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.reason, "guest powered off");
+}
+
+TEST_F(SupervisorTest, ExternalDestroyExitsNonZeroWithReason) {
+  Supervisor supervisor(connection_.get(), fast_config());
+  auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_xml); });
+  DomainHandle domain = wait_running();
+  ASSERT_TRUE(domain);
+  ASSERT_EQ(virDomainDestroy(domain.get()), 0);
+  const Outcome result = outcome.get();
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.reason, "domain destroyed outside the launcher");
+}
+
+TEST_F(SupervisorTest, StopRequestShutsDownGracefully) {
+  const std::string status = (std::filesystem::temp_directory_path() / "vmgate-supervisor-status.json").string();
+  SupervisorConfig config = fast_config();
+  config.status_file = status;
+  Supervisor supervisor(connection_.get(), config);
+  auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_xml); });
+  ASSERT_TRUE(wait_running());
+  supervisor.request_stop();
+  const Outcome result = outcome.get();
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.reason, "guest shut down after the stop request");
+  std::ifstream in(status);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find(R"("phase":"Succeeded")"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(R"("running":")"), std::string::npos) << text.str();
+  std::filesystem::remove(status);
+}
+
+TEST_F(SupervisorTest, ZeroGracePeriodDestroysAndExitsNonZero) {
+  SupervisorConfig config = fast_config();
+  config.grace_period = std::chrono::seconds(0);
+  Supervisor supervisor(connection_.get(), config);
+  auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_xml); });
+  ASSERT_TRUE(wait_running());
+  supervisor.request_stop();
+  const Outcome result = outcome.get();
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.reason, "grace period of 0 s expired: domain destroyed");
+  DomainHandle left(virDomainLookupByName(connection_.get(), "default_lifecycle"));
+  EXPECT_FALSE(left && virDomainIsActive(left.get()) == 1);
+}
+
+TEST_F(SupervisorTest, LeftoverDomainOfTheSameNameIsCleanedUp) {
+  DomainHandle leftover(virDomainCreateXML(connection_.get(), domain_xml, 0));
+  ASSERT_TRUE(leftover) << last_libvirt_error();
+  Supervisor supervisor(connection_.get(), fast_config());
+  auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_xml); });
+  DomainHandle domain = wait_running();
+  ASSERT_TRUE(domain);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  supervisor.request_stop();
+  const Outcome result = outcome.get();
+  EXPECT_EQ(result.exit_code, 0) << result.reason;
+}
+
+TEST_F(SupervisorTest, InvalidDomainFailsWithLibvirtsReason) {
+  Supervisor supervisor(connection_.get(), fast_config());
+  const Outcome result = supervisor.run("<domain type='test'><name>x</name></domain>");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.reason.rfind("cannot start the domain: ", 0), 0U) << result.reason;
+}
+
+}  // namespace
+}  // namespace vmgate::launcher
