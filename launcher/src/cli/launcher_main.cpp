@@ -10,6 +10,8 @@
 #include "vmgate/launcher/converter.hpp"
 #include "vmgate/launcher/options.hpp"
 #include "vmgate/launcher/vmi_source.hpp"
+#include "vmgate/launcher/volume_plan.hpp"
+#include "vmgate/launcher/volume_prepare.hpp"
 #ifdef VMGATE_LAUNCHER_HAS_LIBVIRT
 #include "vmgate/launcher/libvirt.hpp"
 #include "vmgate/launcher/supervisor.hpp"
@@ -116,6 +118,9 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
     return exit_usage;
   }
   ConvertOptions convert_options;
+  if (!options->pod_root.empty()) {
+    convert_options.layout = layout_below(options->pod_root);
+  }
   convert_options.software_emulation = use_software_emulation(options->emulation);
   convert_options.firmware = options->firmware;
   convert_options.layout.serial_log = options->console_log;
@@ -134,6 +139,17 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   if (options->print_xml) {
     out << *xml;
     return 0;
+  }
+  // The files the volumes need, where the XML says they are (after conversion: a VMI the
+  // converter refuses never touches the pod's disks).
+  Result<VolumePlan> plan = plan_volumes(*vmi, convert_options.layout);
+  if (!plan) {
+    err << "vmgate-launcher: " << plan.error().message << '\n';
+    return exit_usage;
+  }
+  if (Status prepared = prepare_volumes(*plan); !prepared) {
+    err << "vmgate-launcher: " << prepared.error().message << '\n';
+    return 1;
   }
   // --grace-period, else the VMI's terminationGracePeriodSeconds, else KubeVirt's default 30.
   long grace_seconds = options->grace_period_seconds.value_or(30);

@@ -24,6 +24,9 @@ Options:
   --emulation MODE      auto (KVM only when it works), software (TCG, type='qemu') or kvm
   --console-log FILE    serial console log file
   --kernel-boot-dir DIR where firmware.kernelBoot kernelPath/initrdPath are resolved
+  --pod-root DIR        the pod's directories below DIR instead of / (containerDisk images
+                        DIR/var/run/kubevirt/container-disks/disk_<i>.img, overlays, emptyDisks,
+                        the cloud-init ISO, PVC disk.img files); for running outside a pod
   --ovmf-code FILE, --ovmf-vars FILE, --ovmf-secboot-code FILE, --ovmf-secboot-vars FILE
                         OVMF firmware files (defaults: Debian 12's /usr/share/OVMF/*_4M*)
   --connect URI         libvirt URI (default qemu:///embed?root=ROOT)
@@ -71,6 +74,8 @@ Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view>
       options.console_log = value;
     } else if (arg == "--kernel-boot-dir") {
       options.kernel_boot_dir = value;
+    } else if (arg == "--pod-root") {
+      options.pod_root = value;
     } else if (arg == "--status-file") {
       options.status_file = value;
     } else if (arg == "--ovmf-code") {

@@ -793,19 +793,19 @@ void Converter::map_volume_source(XmlElement& disk, const Value& volume, const s
       check_keys(source, path + ".containerDisk", {"image", "imagePullPolicy", "imagePullSecret", "path"})) {
     // The writable qcow2 overlay over the image's disk file (container-disk.go).
     format = "qcow2";
-    file = layout.ephemeral_dir + "/" + name + "/disk.qcow2";
+    file = container_disk_overlay(layout, name);
   } else if (const Value* pvc = json::find(volume, "persistentVolumeClaim");
              check_keys(pvc, path + ".persistentVolumeClaim", {"claimName", "readOnly", "hotpluggable"})) {
     if (layout.block_pvcs.count(name) != 0) {
       block = true;
       file = "/dev/" + name;
     } else {
-      file = layout.pvc_dir + "/" + name + "/disk.img";
+      file = pvc_disk_file(layout, name);
     }
   } else if (const Value* empty = json::find(volume, "emptyDisk");
              check_keys(empty, path + ".emptyDisk", {"capacity"})) {
     format = "qcow2";
-    file = layout.empty_disk_dir + "/" + name + ".qcow2";
+    file = empty_disk_file(layout, name);
   } else if (const Value* host = json::find(volume, "hostDisk");
              check_keys(host, path + ".hostDisk", {"path", "type", "capacity", "shared"})) {
     file = get_string(*host, "path", path + ".hostDisk").value_or("");
@@ -815,7 +815,7 @@ void Converter::map_volume_source(XmlElement& disk, const Value& volume, const s
   } else if (const Value* cloud = json::find(volume, "cloudInitNoCloud");
              check_keys(cloud, path + ".cloudInitNoCloud",
                         {"userData", "userDataBase64", "networkData", "networkDataBase64"})) {
-    file = layout.cloud_init_dir + "/" + namespace_ + "/" + name_ + "/noCloud.iso";
+    file = no_cloud_iso(layout, namespace_, name_);
   } else {
     fail(path,
          "a volume source (containerDisk, persistentVolumeClaim, emptyDisk, hostDisk, cloudInitNoCloud) is required");

@@ -25,6 +25,14 @@ std::string name_of(virDomainPtr domain) {
   return name != nullptr ? std::string(name) : std::string();
 }
 
+// The text of the domain's <name> element, the first one in the XML the converter writes
+// (nothing before it has a <name> child); empty when there is none.
+std::string domain_name_in(const std::string& xml) {
+  const std::size_t open = xml.find("<name>");
+  const std::size_t close = open == std::string::npos ? open : xml.find("</name>", open);
+  return close == std::string::npos ? std::string() : xml.substr(open + 6, close - open - 6);
+}
+
 bool is_active(virDomainPtr domain) {
   return virDomainIsActive(domain) == 1;
 }
@@ -111,34 +119,21 @@ Outcome Supervisor::run(const std::string& xml) {
   write_status("Scheduled", "starting the domain");
 
   // A domain of the same name in this root was left by a launcher that died: QEMU outlives an
-  // embedding process (no autodestroy in embed mode, launcher-libvirt.md B.4). Clean it up.
-  DomainHandle created(virDomainCreateXML(connection_, xml.c_str(), VIR_DOMAIN_NONE));
-  if (!created) {
-    const std::string first_error = last_libvirt_error();
-    if (first_error.find("already exists") == std::string::npos &&
-        first_error.find("already defined") == std::string::npos) {
-      write_status("Failed", first_error);
-      return {1, "cannot start the domain: " + first_error};
-    }
-    // Retry after removing the leftover (the name is in the error; look it up by listing).
-    virDomainPtr* domains = nullptr;
-    const int count = virConnectListAllDomains(connection_, &domains, 0);
-    for (int i = 0; i < count; ++i) {
-      DomainHandle leftover(domains[i]);
-      if (xml.find("<name>" + name_of(leftover.get()) + "</name>") != std::string::npos) {
-        if (is_active(leftover.get())) {
-          virDomainDestroy(leftover.get());
-        }
-        virDomainUndefineFlags(leftover.get(), VIR_DOMAIN_UNDEFINE_NVRAM);
+  // embedding process (no autodestroy in embed mode, launcher-libvirt.md B.4), and the next
+  // embedded driver re-attaches to it. Remove it (keeping its EFI variables) before starting ours.
+  if (const std::string name = domain_name_in(xml); !name.empty()) {
+    if (const DomainHandle leftover(virDomainLookupByName(connection_, name.c_str())); leftover) {
+      if (is_active(leftover.get())) {
+        virDomainDestroy(leftover.get());
       }
+      virDomainUndefineFlags(leftover.get(), VIR_DOMAIN_UNDEFINE_KEEP_NVRAM);
     }
-    free(domains);  // NOLINT(cppcoreguidelines-no-malloc): libvirt allocates the array with malloc
-    created.reset(virDomainCreateXML(connection_, xml.c_str(), VIR_DOMAIN_NONE));
-    if (!created) {
-      const std::string error = last_libvirt_error();
-      write_status("Failed", error);
-      return {1, "cannot start the domain: " + error};
-    }
+  }
+  const DomainHandle created(virDomainCreateXML(connection_, xml.c_str(), VIR_DOMAIN_NONE));
+  if (!created) {
+    const std::string error = last_libvirt_error();
+    write_status("Failed", error);
+    return {1, "cannot start the domain: " + error};
   }
   const unsigned int domain_id = virDomainGetID(created.get());
   running_at_ = utc_now();

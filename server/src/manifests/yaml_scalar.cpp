@@ -10,6 +10,8 @@
 #include <optional>
 #include <system_error>
 
+#include "vmgate/admission/base64.hpp"
+
 namespace vmgate::cli {
 
 namespace {
@@ -330,66 +332,6 @@ Scalar resolve_plain(std::string_view text) {
   return make_string(text);
 }
 
-std::optional<std::string> decode_base64(std::string_view text) {
-  std::string clean;
-  clean.reserve(text.size());
-  for (char c : text) {
-    if (c != '\n' && c != '\r') {  // Go's decoder skips line breaks
-      clean.push_back(c);
-    }
-  }
-  if (clean.size() % 4 != 0) {
-    return std::nullopt;
-  }
-  auto sextet = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') {
-      return c - 'A';
-    }
-    if (c >= 'a' && c <= 'z') {
-      return c - 'a' + 26;
-    }
-    if (c >= '0' && c <= '9') {
-      return c - '0' + 52;
-    }
-    if (c == '+') {
-      return 62;
-    }
-    if (c == '/') {
-      return 63;
-    }
-    return -1;
-  };
-  std::string out;
-  out.reserve(clean.size() / 4 * 3);
-  for (std::size_t i = 0; i < clean.size(); i += 4) {
-    const bool last = i + 4 == clean.size();
-    std::size_t padding = 0;
-    if (last && clean[i + 3] == '=') {
-      padding = clean[i + 2] == '=' ? 2 : 1;
-    }
-    unsigned bits = 0;
-    for (std::size_t j = 0; j < 4; ++j) {
-      if (j >= 4 - padding) {
-        bits <<= 6U;
-        continue;
-      }
-      const int v = sextet(clean[i + j]);
-      if (v < 0) {
-        return std::nullopt;
-      }
-      bits = (bits << 6U) | static_cast<unsigned>(v);
-    }
-    out.push_back(static_cast<char>((bits >> 16U) & 0xFFU));
-    if (padding < 2) {
-      out.push_back(static_cast<char>((bits >> 8U) & 0xFFU));
-    }
-    if (padding < 1) {
-      out.push_back(static_cast<char>(bits & 0xFFU));
-    }
-  }
-  return out;
-}
-
 Tag tag_of(const Scalar& scalar) {
   switch (scalar.kind) {
     case Scalar::Kind::null_value:
@@ -419,7 +361,7 @@ Result<Scalar> resolve_scalar(std::string_view tag, std::string_view text) {
     case Tag::timestamp:
       return make_string(text);
     case Tag::binary: {
-      std::optional<std::string> bytes = decode_base64(text);
+      std::optional<std::string> bytes = admission::base64_decode(text);
       if (!bytes) {
         return Error{"!!binary value contains invalid base64 data"};
       }

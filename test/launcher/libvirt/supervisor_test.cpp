@@ -109,14 +109,44 @@ TEST_F(SupervisorTest, ZeroGracePeriodDestroysAndExitsNonZero) {
 TEST_F(SupervisorTest, LeftoverDomainOfTheSameNameIsCleanedUp) {
   DomainHandle leftover(virDomainCreateXML(connection_.get(), domain_xml, 0));
   ASSERT_TRUE(leftover) << last_libvirt_error();
+  const unsigned int leftover_id = virDomainGetID(leftover.get());
   Supervisor supervisor(connection_.get(), fast_config());
   auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_xml); });
-  DomainHandle domain = wait_running();
+  // The supervised domain is a new one: the leftover was destroyed first.
+  DomainHandle domain;
+  for (int i = 0; i < 500 && !(domain && virDomainGetID(domain.get()) != leftover_id); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    domain = wait_running();
+  }
   ASSERT_TRUE(domain);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_NE(virDomainGetID(domain.get()), leftover_id);
+  EXPECT_NE(virDomainIsActive(leftover.get()), 1);
   supervisor.request_stop();
   const Outcome result = outcome.get();
   EXPECT_EQ(result.exit_code, 0) << result.reason;
+}
+
+// The test driver's crash dump stops the domain as crashed (STOPPED_CRASHED), as a QEMU guest
+// panic with on_crash=destroy does.
+TEST_F(SupervisorTest, GuestCrashExitsNonZeroWithReason) {
+  const std::string status = (std::filesystem::temp_directory_path() / "vmgate-supervisor-crash.json").string();
+  SupervisorConfig config = fast_config();
+  config.status_file = status;
+  Supervisor supervisor(connection_.get(), config);
+  auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_xml); });
+  DomainHandle domain = wait_running();
+  ASSERT_TRUE(domain);
+  const std::string dump = (std::filesystem::temp_directory_path() / "vmgate-supervisor-crash.core").string();
+  ASSERT_EQ(virDomainCoreDump(domain.get(), dump.c_str(), VIR_DUMP_CRASH), 0) << last_libvirt_error();
+  const Outcome result = outcome.get();
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.reason, "guest crashed");
+  std::ifstream in(status);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find(R"("phase":"Failed","reason":"guest crashed")"), std::string::npos) << text.str();
+  std::filesystem::remove(status);
+  std::filesystem::remove(dump);
 }
 
 TEST_F(SupervisorTest, InvalidDomainFailsWithLibvirtsReason) {

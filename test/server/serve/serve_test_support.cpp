@@ -45,27 +45,6 @@ std::string lower(std::string text) {
 
 // ---------------------------------------------------------------- files
 
-TemporaryDirectory::TemporaryDirectory() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "vmgate-test-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error("mkdtemp failed");
-  }
-  path_ = pattern;
-}
-
-TemporaryDirectory::~TemporaryDirectory() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
-
-void write_text(const std::filesystem::path& path, std::string_view content) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << content;
-  if (!file) {
-    throw std::runtime_error("cannot write " + path.string());
-  }
-}
-
 TestPki::TestPki(const std::filesystem::path& directory) : directory_(directory) {
   Result<serve::tls::Authority> authority = serve::tls::make_authority("vmgate test CA");
   if (!authority) {

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/temporary_directory.hpp"
 #include "vmgate/admission/pipeline.hpp"
 #include "vmgate/admission/result.hpp"
 #include "vmgate/server/access_log.hpp"
@@ -29,21 +30,6 @@ namespace vmgate::testing {
 
 /// The name kube-apiserver verifies for a Service-referenced webhook (reference/ecosystem.md §1.3).
 inline constexpr std::string_view service_name = "vmgate.vmgate-system.svc";
-
-/// A fresh directory under the system's temporary directory, removed with the object.
-class TemporaryDirectory {
- public:
-  TemporaryDirectory();
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  ~TemporaryDirectory();
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-void write_text(const std::filesystem::path& path, std::string_view content);
 
 /// A CA and serving certificates it issues, as files: ca.crt, and tls.crt/tls.key per issue().
 class TestPki {

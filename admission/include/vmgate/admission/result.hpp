@@ -36,4 +36,8 @@ class [[nodiscard]] Result {
   std::variant<T, E> state_;
 };
 
+/// The result of an operation that returns nothing but may fail: `return Ok{};` or an Error.
+struct Ok {};
+using Status = Result<Ok>;
+
 }  // namespace vmgate

@@ -4,38 +4,13 @@
 // Follows KubeVirt pkg/virt-launcher/virtwrap/converter/converter.go (see launcher-libvirt.md
 // part A); fields it does not map are errors naming the field path, never dropped.
 // Thread-safety: convert() shares no state.
-#include <set>
 #include <string>
 
 #include "vmgate/admission/json.hpp"
 #include "vmgate/admission/result.hpp"
+#include "vmgate/launcher/pod_layout.hpp"
 
 namespace vmgate::launcher {
-
-/// Where the pod (or the test) keeps the files a VMI's volumes and devices use. Defaults follow
-/// the virt-launcher pod layout.
-struct PodLayout {
-  /// Filesystem PVC `vol` → `<pvc_dir>/<vol>/disk.img`.
-  std::string pvc_dir = "/var/run/kubevirt-private/vmi-disks";
-  /// PVC names that are block devices → `/dev/<vol>` (KubeVirt's volumeDevices mount).
-  std::set<std::string> block_pvcs;
-  /// containerDisk `vol` → writable qcow2 overlay `<ephemeral_dir>/<vol>/disk.qcow2`.
-  std::string ephemeral_dir = "/var/run/kubevirt-ephemeral-disks/disk-data";
-  /// emptyDisk `vol` → `<empty_disk_dir>/<vol>.qcow2`.
-  std::string empty_disk_dir = "/var/run/libvirt/empty-disks";
-  /// cloudInitNoCloud → `<cloud_init_dir>/<namespace>/<name>/noCloud.iso`.
-  std::string cloud_init_dir = "/var/run/kubevirt-ephemeral-disks/cloud-init-data";
-  /// kernelBoot kernelPath/initrdPath are resolved below this directory.
-  std::string kernel_boot_dir = "/var/run/kubevirt/container-disks/kernel-boot";
-  /// Serial console log file; empty: `<private_dir>/virt-serial0-log`.
-  std::string serial_log;
-  /// VNC socket and default serial log live here.
-  std::string private_dir = "/var/run/kubevirt-private";
-  /// EFI NVRAM files: `<nvram_dir>/<domain name>_VARS.fd`.
-  std::string nvram_dir = "/var/lib/libvirt/qemu/nvram";
-  /// Tap device of interface i: `<tap_prefix><i>`.
-  std::string tap_prefix = "tap";
-};
 
 /// OVMF files. Debian 12's names differ from KubeVirt's (launcher-libvirt.md A.1).
 struct FirmwarePaths {

@@ -29,6 +29,8 @@ struct LauncherOptions {
   std::string console_log;
   /// Empty: the pod layout's kernel-boot directory.
   std::string kernel_boot_dir;
+  /// Non-empty: the pod's directories (disks, overlays, cloud-init, kernel boot) below it.
+  std::string pod_root;
   std::string status_file;
   FirmwarePaths firmware;
 };

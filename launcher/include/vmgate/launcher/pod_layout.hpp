@@ -1,0 +1,47 @@
+#pragma once
+// Where the virt-launcher pod keeps the files a VMI's volumes and devices use. The converter
+// writes these paths into the domain XML and the volume preparation creates the files there,
+// so both take them from here. Defaults follow KubeVirt's pod layout (launcher-libvirt.md A.1).
+#include <cstddef>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace vmgate::launcher {
+
+struct PodLayout {
+  /// Filesystem PVC `vol` → `<pvc_dir>/<vol>/disk.img`.
+  std::string pvc_dir = "/var/run/kubevirt-private/vmi-disks";
+  /// PVC names that are block devices → `/dev/<vol>` (KubeVirt's volumeDevices mount).
+  std::set<std::string> block_pvcs;
+  /// The image of the containerDisk at spec.volumes[i] → `<container_disk_dir>/disk_<i>.img`.
+  std::string container_disk_dir = "/var/run/kubevirt/container-disks";
+  /// containerDisk `vol` → writable qcow2 overlay `<ephemeral_dir>/<vol>/disk.qcow2`.
+  std::string ephemeral_dir = "/var/run/kubevirt-ephemeral-disks/disk-data";
+  /// emptyDisk `vol` → `<empty_disk_dir>/<vol>.qcow2`.
+  std::string empty_disk_dir = "/var/run/libvirt/empty-disks";
+  /// cloudInitNoCloud → `<cloud_init_dir>/<namespace>/<name>/noCloud.iso`.
+  std::string cloud_init_dir = "/var/run/kubevirt-ephemeral-disks/cloud-init-data";
+  /// kernelBoot kernelPath/initrdPath are resolved below this directory.
+  std::string kernel_boot_dir = "/var/run/kubevirt/container-disks/kernel-boot";
+  /// Serial console log file; empty: `<private_dir>/virt-serial0-log`.
+  std::string serial_log;
+  /// VNC socket and default serial log live here.
+  std::string private_dir = "/var/run/kubevirt-private";
+  /// EFI NVRAM files: `<nvram_dir>/<domain name>_VARS.fd`.
+  std::string nvram_dir = "/var/lib/libvirt/qemu/nvram";
+  /// Tap device of interface i: `<tap_prefix><i>`.
+  std::string tap_prefix = "tap";
+};
+
+/// The default layout with every directory moved below `root` (a pod's files when the
+/// launcher runs outside a pod, as the boot tests do). Explicit files stay as they are.
+PodLayout layout_below(std::string_view root);
+
+std::string pvc_disk_file(const PodLayout& layout, std::string_view volume);
+std::string container_disk_image(const PodLayout& layout, std::size_t volume_index);
+std::string container_disk_overlay(const PodLayout& layout, std::string_view volume);
+std::string empty_disk_file(const PodLayout& layout, std::string_view volume);
+std::string no_cloud_iso(const PodLayout& layout, std::string_view vmi_namespace, std::string_view vmi_name);
+
+}  // namespace vmgate::launcher

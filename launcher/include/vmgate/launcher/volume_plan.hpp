@@ -1,0 +1,63 @@
+#pragma once
+// The files a VMI's volumes need in the pod before its domain starts, computed without I/O
+// (launcher-libvirt.md A.1, "Volume sources"): a qcow2 overlay per containerDisk over the
+// image the pod mounted, a qcow2 of the requested capacity per emptyDisk, one NoCloud ISO with
+// meta-data, user-data and network-config for cloudInitNoCloud, a sparse file for a hostDisk of
+// type DiskOrCreate, and the files a filesystem PVC must already provide. The paths are the
+// ones the converter writes into the domain XML (pod_layout.hpp). prepare_volumes() makes them.
+// Thread-safety: plan_volumes() shares no state.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vmgate/admission/json.hpp"
+#include "vmgate/admission/result.hpp"
+#include "vmgate/launcher/pod_layout.hpp"
+
+namespace vmgate::launcher {
+
+/// `qemu-img create -f qcow2 -b image -F <probed format> overlay` (container-disk.go).
+struct ContainerDiskOverlay {
+  std::string field;  // "spec.volumes[0].containerDisk", for error messages
+  std::string image;
+  std::string overlay;
+};
+
+/// `qemu-img create -f qcow2 file bytes`; bytes are the capacity rounded down to 1 MiB.
+struct EmptyDisk {
+  std::string field;
+  std::string file;
+  std::uint64_t bytes = 0;
+};
+
+/// A file that must exist before the domain starts (a filesystem PVC's disk.img), or be
+/// created sparse with `create_bytes` when missing (hostDisk DiskOrCreate).
+struct RequiredFile {
+  std::string field;
+  std::string file;
+  std::uint64_t create_bytes = 0;  // 0: must exist
+};
+
+/// The NoCloud seed ISO (cloud-init.go): volume label "cidata", files meta-data (JSON, as
+/// KubeVirt writes it), user-data and network-config (only when there is network data).
+struct NoCloudIso {
+  std::string field;
+  std::string iso;
+  std::string meta_data;
+  std::string user_data;
+  std::string network_config;
+};
+
+struct VolumePlan {
+  std::vector<ContainerDiskOverlay> overlays;
+  std::vector<EmptyDisk> empty_disks;
+  std::vector<RequiredFile> files;
+  std::vector<NoCloudIso> no_cloud;
+};
+
+/// The plan for an admitted VMI. Errors name the field: an emptyDisk or hostDisk capacity that
+/// is not a positive quantity, userDataBase64/networkDataBase64 that is not base64, a
+/// cloudInitNoCloud without any data (KubeVirt's message), a second cloud-init volume.
+Result<VolumePlan> plan_volumes(const json::Value& vmi, const PodLayout& layout);
+
+}  // namespace vmgate::launcher

@@ -1,0 +1,29 @@
+#pragma once
+// Makes the files of a VolumePlan in the pod (the I/O half of volume_plan.hpp): containerDisk
+// overlays and emptyDisks through `qemu-img create`, the NoCloud ISO through `xorrisofs`,
+// DiskOrCreate host disks as sparse files. Overlays and empty disks that already exist are kept:
+// a launcher restarted in the same pod must not wipe what the guest wrote (or pull the file from
+// under a QEMU it is about to re-attach to). The ISO is rebuilt and swapped in by rename.
+// Errors name the field and the file.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "vmgate/admission/result.hpp"
+#include "vmgate/launcher/volume_plan.hpp"
+
+namespace vmgate::launcher {
+
+/// "qcow2" when the file starts with the qcow2 magic, else "raw" (the formats a containerDisk
+/// image may have). Errors: the file cannot be read.
+Result<std::string> probe_image_format(const std::string& file);
+
+/// Runs `argv` (argv[0] looked up in PATH) with stdout discarded, and waits at most `timeout`
+/// (then kills it). Errors: not found, killed, or a non-zero exit, with the tool's last line of
+/// stderr.
+Status run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
+
+/// Creates what `plan` lists, in order; stops at the first error.
+Status prepare_volumes(const VolumePlan& plan);
+
+}  // namespace vmgate::launcher

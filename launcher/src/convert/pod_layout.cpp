@@ -1,0 +1,36 @@
+#include "vmgate/launcher/pod_layout.hpp"
+
+namespace vmgate::launcher {
+
+PodLayout layout_below(std::string_view root) {
+  PodLayout layout;
+  const std::string prefix(root);
+  for (std::string* directory :
+       {&layout.pvc_dir, &layout.container_disk_dir, &layout.ephemeral_dir, &layout.empty_disk_dir,
+        &layout.cloud_init_dir, &layout.kernel_boot_dir, &layout.private_dir, &layout.nvram_dir}) {
+    *directory = prefix + *directory;
+  }
+  return layout;
+}
+
+std::string pvc_disk_file(const PodLayout& layout, std::string_view volume) {
+  return layout.pvc_dir + "/" + std::string(volume) + "/disk.img";
+}
+
+std::string container_disk_image(const PodLayout& layout, std::size_t volume_index) {
+  return layout.container_disk_dir + "/disk_" + std::to_string(volume_index) + ".img";
+}
+
+std::string container_disk_overlay(const PodLayout& layout, std::string_view volume) {
+  return layout.ephemeral_dir + "/" + std::string(volume) + "/disk.qcow2";
+}
+
+std::string empty_disk_file(const PodLayout& layout, std::string_view volume) {
+  return layout.empty_disk_dir + "/" + std::string(volume) + ".qcow2";
+}
+
+std::string no_cloud_iso(const PodLayout& layout, std::string_view vmi_namespace, std::string_view vmi_name) {
+  return layout.cloud_init_dir + "/" + std::string(vmi_namespace) + "/" + std::string(vmi_name) + "/noCloud.iso";
+}
+
+}  // namespace vmgate::launcher

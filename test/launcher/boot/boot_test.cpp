@@ -1,0 +1,398 @@
+// Real boots under TCG through qemu:///embed (launcher-libvirt.md B.5): Debian's kernel from
+// /boot and a busybox initramfs built here, booted by the real vmgate-launcher binary from a
+// VMI's firmware.kernelBoot. The guest's /init (test/fixtures/launcher/boot/init) prints markers
+// on the serial console, which the launcher logs to a file. Prerequisites missing: skipped, but
+// failed when CI=true (tools/launcher-boot-prereqs provides them). Never asserts on boot speed.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/json_test_support.hpp"
+#include "support/temporary_directory.hpp"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX
+
+namespace vmgate::launcher {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+using vmgate::testing::read_file;
+using vmgate::testing::write_text;
+
+constexpr seconds boot_timeout{180};
+const fs::path fixtures = fs::path(VMGATE_SOURCE_DIR) / "test/fixtures/launcher/boot";
+constexpr std::string_view guest_uuid = "11111111-2222-4333-8444-555555555555";
+constexpr std::string_view guest_serial = "vmgate-serial-42";
+
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string_view(ci) == "true";
+}
+
+std::string read_or_empty(const fs::path& file) {
+  std::error_code error;
+  return fs::exists(file, error) ? read_file(file.string()) : std::string();
+}
+
+// The newest /boot/vmlinuz-<version> whose modules the guest needs are in /lib/modules/<version>.
+struct GuestKernel {
+  fs::path image;
+  fs::path modules;
+};
+
+std::optional<GuestKernel> find_guest_kernel() {
+  std::vector<std::string> versions;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/boot", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("vmlinuz-")) {
+      versions.push_back(name.substr(8));
+    }
+  }
+  std::sort(versions.rbegin(), versions.rend());
+  for (const std::string& version : versions) {
+    const fs::path modules = fs::path("/lib/modules") / version / "kernel";
+    if (fs::exists(modules / "drivers/block/virtio_blk.ko") && fs::exists(modules / "fs/isofs/isofs.ko")) {
+      return GuestKernel{fs::path("/boot") / ("vmlinuz-" + version), modules};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string missing_prerequisite() {
+  if (!find_guest_kernel()) {
+    return "no /boot/vmlinuz-* with its modules in /lib/modules (tools/launcher-boot-prereqs extracts them)";
+  }
+  if (!fs::exists("/bin/busybox")) {
+    return "busybox-static is not installed";
+  }
+  if (std::system("command -v cpio >/dev/null") != 0) {
+    return "cpio is not installed";
+  }
+  if (!fs::exists("/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so")) {
+    return "libvirt-daemon-driver-qemu is not installed";
+  }
+  if (std::system("getent passwd libvirt-qemu >/dev/null") != 0) {
+    return "user libvirt-qemu is missing (the QEMU driver needs it)";
+  }
+  if (!fs::exists("/usr/share/OVMF/OVMF_CODE_4M.fd")) {
+    return "ovmf is not installed";
+  }
+  return "";
+}
+
+// vmgate-launcher as a child process, stderr to a file; killed (with its QEMU checked by the
+// test) if the test ends early.
+class LauncherProcess {
+ public:
+  LauncherProcess(const std::vector<std::string>& args, const fs::path& stderr_file) {
+    std::vector<std::string> argv{VMGATE_LAUNCHER_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> pointers;
+    for (std::string& arg : argv) {
+      pointers.push_back(arg.data());
+    }
+    pointers.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (posix_spawn(&pid_, argv[0].c_str(), &actions, nullptr, pointers.data(), environ) != 0) {
+      pid_ = -1;
+    }
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~LauncherProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  LauncherProcess(const LauncherProcess&) = delete;
+  LauncherProcess& operator=(const LauncherProcess&) = delete;
+
+  [[nodiscard]] bool started() const { return pid_ > 0; }
+  [[nodiscard]] bool running() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
+  void signal(int number) const { ::kill(pid_, number); }
+  void kill_hard() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  /// The exit status, or nullopt when it is still running after `timeout` (or was killed).
+  std::optional<int> wait(seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? std::optional<int>(WEXITSTATUS(status)) : std::nullopt;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return std::nullopt;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+class BootTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string missing = missing_prerequisite(); !missing.empty()) {
+      if (in_ci()) {
+        FAIL() << "boot prerequisite missing in CI: " << missing;
+      }
+      GTEST_SKIP() << missing;
+    }
+    kernel_ = *find_guest_kernel();
+    build_initramfs();
+  }
+
+  void TearDown() override {
+    // Whatever happened, no QEMU of this test may survive it.
+    for (const pid_t pid : qemu_pids()) {
+      ::kill(pid, SIGKILL);
+    }
+  }
+
+  [[nodiscard]] const fs::path& work() const { return work_.path(); }
+  [[nodiscard]] fs::path serial_log() const { return work() / "serial.log"; }
+  [[nodiscard]] fs::path root() const { return work() / "embed"; }
+
+  // busybox, /init and the modules, as cpio newc + gzip (the recipe of B.5).
+  void build_initramfs() {
+    const fs::path tree = work() / "initramfs";
+    for (const char* directory : {"bin", "proc", "sys", "dev", "lib/modules", "mnt"}) {
+      fs::create_directories(tree / directory);
+    }
+    fs::copy_file("/bin/busybox", tree / "bin/busybox");
+    fs::copy_file(fixtures / "init", tree / "init");
+    for (const auto& entry : fs::recursive_directory_iterator(kernel_.modules)) {
+      if (entry.path().extension() == ".ko") {
+        fs::copy_file(entry.path(), tree / "lib/modules" / entry.path().filename(),
+                      fs::copy_options::overwrite_existing);
+      }
+    }
+    const std::string command = "cd '" + tree.string() + "' && find . | cpio -o -H newc 2>/dev/null | gzip -1 > '" +
+                                (work() / "initramfs.cpio.gz").string() + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0);
+  }
+
+  // A VMI booting the kernel with vmgate.mode=<mode>; `firmware_extra`, `devices` and `volumes`
+  // are YAML lines added under firmware, devices and spec.
+  fs::path write_vmi(const std::string& mode, const std::string& firmware_extra = "", const std::string& devices = "",
+                     const std::string& volumes = "") const {
+    const fs::path file = work() / "vmi.yaml";
+    write_text(file,
+               "apiVersion: kubevirt.io/v1\n"
+               "kind: VirtualMachineInstance\n"
+               "metadata:\n"
+               "  name: boot-" +
+                   mode +
+                   "\n"
+                   "  namespace: default\n"
+                   "spec:\n"
+                   "  terminationGracePeriodSeconds: 5\n"
+                   "  domain:\n"
+                   "    machine: {type: q35}\n"
+                   "    cpu: {model: host-model}\n"
+                   "    memory: {guest: 256Mi}\n"
+                   "    firmware:\n"
+                   "      uuid: " +
+                   std::string(guest_uuid) +
+                   "\n"
+                   "      serial: " +
+                   std::string(guest_serial) + "\n" + firmware_extra +
+                   "      kernelBoot:\n"
+                   "        kernelArgs: console=ttyS0 quiet panic=-1 vmgate.mode=" +
+                   mode +
+                   "\n"
+                   "        container:\n"
+                   "          image: local/kernel:latest\n"
+                   "          kernelPath: " +
+                   kernel_.image.string() +
+                   "\n"
+                   "          initrdPath: " +
+                   (work() / "initramfs.cpio.gz").string() +
+                   "\n"
+                   "    devices:\n"
+                   "      autoattachGraphicsDevice: false\n" +
+                   devices + volumes);
+    return file;
+  }
+
+  std::unique_ptr<LauncherProcess> start(const fs::path& vmi, const std::string& stderr_name = "launcher.err") {
+    auto process = std::make_unique<LauncherProcess>(
+        std::vector<std::string>{"--vmi", vmi.string(), "--root", root().string(), "--emulation", "software",
+                                 "--kernel-boot-dir", "/", "--pod-root", (work() / "pod").string(), "--console-log",
+                                 serial_log().string(), "--status-file", (work() / "status.json").string()},
+        work() / stderr_name);
+    EXPECT_TRUE(process->started());
+    return process;
+  }
+
+  // Waits until the serial log contains `marker` (or the launcher is gone).
+  bool wait_for_marker(std::string_view marker, const LauncherProcess& process, seconds timeout = boot_timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (read_or_empty(serial_log()).find(marker) != std::string::npos) {
+        return true;
+      }
+      if (!process.running()) {
+        return read_or_empty(serial_log()).find(marker) != std::string::npos;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+
+  // QEMU processes of the embedded root that are still alive.
+  std::vector<pid_t> qemu_pids() const {
+    std::vector<pid_t> pids;
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(root() / "run/qemu", error)) {
+      if (entry.path().extension() == ".pid") {
+        const pid_t pid = std::atoi(read_or_empty(entry.path()).c_str());
+        if (pid > 0 && ::kill(pid, 0) == 0) {
+          pids.push_back(pid);
+        }
+      }
+    }
+    return pids;
+  }
+
+  [[nodiscard]] std::string diagnostics(const std::string& stderr_name = "launcher.err") const {
+    return "\n--- launcher stderr:\n" + read_or_empty(work() / stderr_name) + "--- serial log:\n" +
+           read_or_empty(serial_log());
+  }
+
+  GuestKernel kernel_;
+  vmgate::testing::TemporaryDirectory work_;
+};
+
+// (1) boot → marker → the guest powers off → exit 0; (2) the guest reads the SMBIOS uuid and
+// serial the VMI set.
+TEST_F(BootTest, PowersOffAndSeesSmbios) {
+  auto launcher = start(write_vmi("poweroff"));
+  ASSERT_TRUE(wait_for_marker("VMGATE-BOOT-OK", *launcher)) << diagnostics();
+  EXPECT_EQ(launcher->wait(seconds(120)), 0) << diagnostics();
+  EXPECT_NE(read_or_empty(serial_log())
+                .find("VMGATE-DMI uuid=" + std::string(guest_uuid) + " serial=" + std::string(guest_serial)),
+            std::string::npos)
+      << diagnostics();
+  EXPECT_NE(read_or_empty(work() / "status.json").find(R"("phase":"Succeeded")"), std::string::npos);
+  EXPECT_TRUE(qemu_pids().empty());
+}
+
+// (3) SIGTERM → ACPI shutdown (re-sent until the guest listens) → the guest powers off → exit 0.
+TEST_F(BootTest, SigtermShutsDownThroughAcpi) {
+  auto launcher = start(write_vmi("acpi"));
+  ASSERT_TRUE(wait_for_marker("VMGATE-ACPI-READY", *launcher)) << diagnostics();
+  launcher->signal(SIGTERM);
+  EXPECT_EQ(launcher->wait(seconds(120)), 0) << diagnostics();
+  EXPECT_NE(read_or_empty(serial_log()).find("VMGATE-ACPI-PRESSED"), std::string::npos) << diagnostics();
+  EXPECT_NE(read_or_empty(work() / "launcher.err").find("guest shut down after the stop request"), std::string::npos)
+      << diagnostics();
+  EXPECT_TRUE(qemu_pids().empty());
+}
+
+// (4) a guest that ignores ACPI → destroyed when the grace period ends, exit non-zero, no QEMU.
+TEST_F(BootTest, GuestIgnoringAcpiIsDestroyedAtGraceEnd) {
+  auto launcher = start(write_vmi("hang"));
+  ASSERT_TRUE(wait_for_marker("VMGATE-HANG", *launcher)) << diagnostics();
+  const auto signalled = std::chrono::steady_clock::now();
+  launcher->signal(SIGTERM);
+  const std::optional<int> status = launcher->wait(seconds(120));
+  ASSERT_TRUE(status.has_value()) << diagnostics();
+  EXPECT_NE(*status, 0);
+  EXPECT_GE(std::chrono::steady_clock::now() - signalled, seconds(4));  // not before the grace period
+  EXPECT_NE(read_or_empty(work() / "launcher.err").find("grace period of 5 s expired: domain destroyed"),
+            std::string::npos)
+      << diagnostics();
+  EXPECT_TRUE(qemu_pids().empty());
+}
+
+// (5) EFI boot (OVMF without Secure Boot), the SMBIOS values still visible.
+TEST_F(BootTest, BootsThroughEfi) {
+  auto launcher = start(write_vmi("poweroff", "      bootloader: {efi: {secureBoot: false}}\n"));
+  ASSERT_TRUE(wait_for_marker("VMGATE-BOOT-OK", *launcher)) << diagnostics();
+  EXPECT_EQ(launcher->wait(seconds(120)), 0) << diagnostics();
+  EXPECT_NE(read_or_empty(serial_log()).find("VMGATE-DMI uuid=" + std::string(guest_uuid)), std::string::npos);
+  EXPECT_TRUE(fs::exists(root() / "lib/qemu/nvram/default_boot-poweroff_VARS.fd"));
+}
+
+// (6) the NoCloud ISO the launcher builds: the guest mounts it and reads meta-data and user-data.
+TEST_F(BootTest, GuestReadsTheCloudInitIso) {
+  auto launcher = start(write_vmi("cloudinit", "", "      disks:\n      - name: seed\n        cdrom: {bus: sata}\n",
+                                  "  volumes:\n  - name: seed\n    cloudInitNoCloud:\n"
+                                  "      userData: \"#cloud-config\\nvmgate-marker: from-user-data\\n\"\n"));
+  ASSERT_TRUE(wait_for_marker("VMGATE-ISO", *launcher)) << diagnostics();
+  EXPECT_EQ(launcher->wait(seconds(120)), 0) << diagnostics();
+  const std::string serial = read_or_empty(serial_log());
+  EXPECT_NE(serial.find("files=meta-data user-data "), std::string::npos) << diagnostics();
+  EXPECT_NE(
+      serial.find(R"(meta={"instance-id":")" + std::string(guest_uuid) + R"(","local-hostname":"boot-cloudinit"})"),
+      std::string::npos)
+      << diagnostics();
+  EXPECT_NE(serial.find("user=#cloud-config vmgate-marker: from-user-data"), std::string::npos) << diagnostics();
+}
+
+// (7) a containerDisk: the guest reads the image through the qcow2 overlay and writes into it;
+// the image itself stays unchanged.
+TEST_F(BootTest, ContainerDiskOverlayLeavesTheImageUnchanged) {
+  const fs::path image = work() / "pod/var/run/kubevirt/container-disks/disk_0.img";
+  fs::create_directories(image.parent_path());
+  std::string content = "VMGATE-CONTAINERDISK-BASE\n";
+  content.resize(16 * 1024 * 1024, '\0');
+  write_text(image, content);
+  auto launcher =
+      start(write_vmi("containerdisk", "", "      disks:\n      - name: root\n        disk: {bus: virtio}\n",
+                      "  volumes:\n  - name: root\n    containerDisk: {image: local/cirros:latest}\n"));
+  ASSERT_TRUE(wait_for_marker("VMGATE-VDA wrote", *launcher)) << diagnostics();
+  EXPECT_EQ(launcher->wait(seconds(120)), 0) << diagnostics();
+  const std::string serial = read_or_empty(serial_log());
+  EXPECT_NE(serial.find("VMGATE-VDA head=VMGATE-CONTAINERDISK-BASE"), std::string::npos) << diagnostics();
+  EXPECT_NE(serial.find("VMGATE-VDA wrote=VMGATE-WRITTEN-BY-GUEST"), std::string::npos) << diagnostics();
+  EXPECT_EQ(read_file(image.string()), content) << "the guest's write reached the containerDisk image";
+  const std::string overlay =
+      read_file((work() / "pod/var/run/kubevirt-ephemeral-disks/disk-data/root/disk.qcow2").string());
+  EXPECT_NE(overlay.find("VMGATE-WRITTEN-BY-GUEST"), std::string::npos) << "the write is not in the overlay";
+}
+
+// A launcher killed with SIGKILL leaves QEMU running (no autodestroy in embed mode, B.4); the
+// next launcher in the same root removes that domain, boots its own, and still never leaves a
+// QEMU behind.
+TEST_F(BootTest, RestartedLauncherCleansUpTheDomainOfACrashedOne) {
+  const fs::path vmi = write_vmi("hang");
+  auto crashed = start(vmi, "first.err");
+  ASSERT_TRUE(wait_for_marker("VMGATE-HANG", *crashed)) << diagnostics("first.err");
+  crashed->kill_hard();
+  const std::vector<pid_t> orphans = qemu_pids();
+  ASSERT_EQ(orphans.size(), 1U) << "the killed launcher's QEMU should still run";
+  fs::remove(serial_log());
+
+  auto launcher = start(vmi);
+  ASSERT_TRUE(wait_for_marker("VMGATE-HANG", *launcher)) << diagnostics();
+  EXPECT_NE(::kill(orphans[0], 0), 0) << "the previous QEMU survived the restart";
+  launcher->signal(SIGTERM);
+  EXPECT_TRUE(launcher->wait(seconds(120)).has_value()) << diagnostics();
+  EXPECT_TRUE(qemu_pids().empty());
+}
+
+}  // namespace
+}  // namespace vmgate::launcher
