@@ -121,6 +121,7 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   if (!options->pod_root.empty()) {
     convert_options.layout = layout_below(options->pod_root);
   }
+  convert_options.layout.block_pvcs = block_volumes(*vmi, convert_options.layout);
   convert_options.software_emulation = use_software_emulation(options->emulation);
   convert_options.firmware = options->firmware;
   convert_options.layout.serial_log = options->console_log;

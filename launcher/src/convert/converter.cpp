@@ -781,8 +781,9 @@ void Converter::map_disks(XmlElement& devices, const Value& device_spec) {
 
 void Converter::map_volume_source(XmlElement& disk, const Value& volume, const std::string& path, bool cdrom,
                                   std::string_view cache) {
-  check_keys(&volume, path,
-             {"name", "containerDisk", "persistentVolumeClaim", "emptyDisk", "hostDisk", "cloudInitNoCloud"});
+  check_keys(
+      &volume, path,
+      {"name", "containerDisk", "persistentVolumeClaim", "dataVolume", "emptyDisk", "hostDisk", "cloudInitNoCloud"});
   const std::string name = get_string(volume, "name", path).value_or("");
   const PodLayout& layout = options_.layout;
   std::string type = "file";
@@ -795,10 +796,12 @@ void Converter::map_volume_source(XmlElement& disk, const Value& volume, const s
     format = "qcow2";
     file = container_disk_overlay(layout, name);
   } else if (const Value* pvc = json::find(volume, "persistentVolumeClaim");
-             check_keys(pvc, path + ".persistentVolumeClaim", {"claimName", "readOnly", "hotpluggable"})) {
+             check_keys(pvc, path + ".persistentVolumeClaim", {"claimName", "readOnly", "hotpluggable"}) ||
+             check_keys(json::find(volume, "dataVolume"), path + ".dataVolume", {"name", "hotpluggable"})) {
+    // A DataVolume is its PVC, mounted the same way (hostdisk.go, volumes in the pod spec).
     if (layout.block_pvcs.count(name) != 0) {
       block = true;
-      file = "/dev/" + name;
+      file = pvc_block_device(layout, name);
     } else {
       file = pvc_disk_file(layout, name);
     }
@@ -818,7 +821,8 @@ void Converter::map_volume_source(XmlElement& disk, const Value& volume, const s
     file = no_cloud_iso(layout, namespace_, name_);
   } else {
     fail(path,
-         "a volume source (containerDisk, persistentVolumeClaim, emptyDisk, hostDisk, cloudInitNoCloud) is required");
+         "a volume source (containerDisk, persistentVolumeClaim, dataVolume, emptyDisk, hostDisk, cloudInitNoCloud) is "
+         "required");
   }
   if (block) {
     type = "block";

@@ -17,6 +17,10 @@ std::string pvc_disk_file(const PodLayout& layout, std::string_view volume) {
   return layout.pvc_dir + "/" + std::string(volume) + "/disk.img";
 }
 
+std::string pvc_block_device(const PodLayout& layout, std::string_view volume) {
+  return layout.block_device_dir + "/" + std::string(volume);
+}
+
 std::string container_disk_image(const PodLayout& layout, std::size_t volume_index) {
   return layout.container_disk_dir + "/disk_" + std::to_string(volume_index) + ".img";
 }

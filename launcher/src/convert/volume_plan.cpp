@@ -98,6 +98,11 @@ std::string no_cloud_meta_data(const Value& vmi, std::string_view name) {
 
 }  // namespace
 
+bool is_claim(const json::Value& volume) {
+  return json::find_object(volume, "persistentVolumeClaim") != nullptr ||
+         json::find_object(volume, "dataVolume") != nullptr;
+}
+
 Result<VolumePlan> plan_volumes(const json::Value& vmi, const PodLayout& layout) {
   VolumePlan plan;
   const Value* spec = json::find(vmi, "spec");
@@ -136,10 +141,14 @@ Result<VolumePlan> plan_volumes(const json::Value& vmi, const PodLayout& layout)
         return bytes.error();
       }
       plan.empty_disks.push_back({field + ".emptyDisk", empty_disk_file(layout, volume_name), *bytes});
-    } else if (const Value* pvc = json::find_object(volume, "persistentVolumeClaim"); pvc != nullptr) {
-      if (layout.block_pvcs.count(std::string(volume_name)) == 0) {
-        plan.files.push_back({field + ".persistentVolumeClaim", pvc_disk_file(layout, volume_name), 0});
-      }
+    } else if (is_claim(volume)) {
+      const std::string claim_field =
+          field + (json::has(volume, "dataVolume") ? ".dataVolume" : ".persistentVolumeClaim");
+      plan.files.push_back({claim_field,
+                            layout.block_pvcs.count(std::string(volume_name)) != 0
+                                ? pvc_block_device(layout, volume_name)
+                                : pvc_disk_file(layout, volume_name),
+                            0});
     } else if (const Value* host = json::find_object(volume, "hostDisk"); host != nullptr) {
       const std::string host_field = field + ".hostDisk";
       const std::string_view path = json::find_string(*host, "path");

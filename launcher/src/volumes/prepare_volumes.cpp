@@ -13,6 +13,7 @@ namespace vmgate::launcher {
 namespace {
 
 namespace fs = std::filesystem;
+using json::Value;
 
 // KubeVirt's limits: qemu-img on a local file is quick; xorrisofs gets 10 s (cloud-init.go).
 constexpr std::chrono::seconds qemu_img_timeout{60};
@@ -153,6 +154,23 @@ Result<std::string> probe_image_format(const std::string& file) {
     return std::string("qcow2");
   }
   return std::string("raw");
+}
+
+std::set<std::string> block_volumes(const json::Value& vmi, const PodLayout& layout) {
+  std::set<std::string> block;
+  const Value* spec = json::find_object(vmi, "spec");
+  const Value* volumes = spec != nullptr ? json::find_array(*spec, "volumes") : nullptr;
+  if (volumes == nullptr) {
+    return block;
+  }
+  for (const Value& volume : volumes->GetArray()) {
+    const std::string_view name = json::find_string(volume, "name");
+    std::error_code error;
+    if (!name.empty() && is_claim(volume) && fs::is_block_file(pvc_block_device(layout, name), error)) {
+      block.emplace(name);
+    }
+  }
+  return block;
 }
 
 Status prepare_volumes(const VolumePlan& plan) {

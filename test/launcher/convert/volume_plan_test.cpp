@@ -92,14 +92,19 @@ TEST(VolumePlan, HostnameAndMissingUuid) {
   EXPECT_EQ(plan->no_cloud[0].iso, "/var/run/kubevirt-ephemeral-disks/cloud-init-data/default/db/noCloud.iso");
 }
 
-TEST(VolumePlan, BlockPvcNeedsNoFile) {
-  const json::Document vmi =
-      parse(R"({"spec": {"volumes": [{"name": "fast", "persistentVolumeClaim": {"claimName": "fast"}}]}})");
+TEST(VolumePlan, ClaimsNeedTheirFileOrDevice) {
+  const json::Document vmi = parse(R"({"spec": {"volumes": [
+      {"name": "fast", "persistentVolumeClaim": {"claimName": "fast"}},
+      {"name": "dv", "dataVolume": {"name": "dv"}}]}})");
   PodLayout layout;
   layout.block_pvcs.insert("fast");
   Result<VolumePlan> plan = plan_volumes(vmi, layout);
   ASSERT_TRUE(plan.ok());
-  EXPECT_TRUE(plan->files.empty());
+  ASSERT_EQ(plan->files.size(), 2U);
+  EXPECT_EQ(plan->files[0].field, "spec.volumes[0].persistentVolumeClaim");
+  EXPECT_EQ(plan->files[0].file, "/dev/fast");
+  EXPECT_EQ(plan->files[1].field, "spec.volumes[1].dataVolume");
+  EXPECT_EQ(plan->files[1].file, "/var/run/kubevirt-private/vmi-disks/dv/disk.img");
 }
 
 TEST(VolumePlan, NoVolumesNoPlan) {

@@ -1,5 +1,8 @@
 // Volume preparation with the real tools the pod has (qemu-img, xorrisofs); the files are
 // checked byte by byte (qcow2 header, ISO 9660 descriptor) and by extracting the ISO.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -166,6 +169,28 @@ TEST(PrepareVolumes, NoCloudIsoHasTheCidataLabelAndTheFiles) {
   ASSERT_EQ(std::system(command.c_str()), 0);
   EXPECT_EQ(read_bytes(extracted / "user-data"), "#cloud-config\n");
   EXPECT_FALSE(fs::exists(extracted / "network-config"));
+}
+
+// KubeVirt's isBlockDeviceVolume: a claim whose /dev/<volume> is a block device. Needs root for
+// mknod (as in CI); a regular file of the same name is not a block volume.
+TEST(BlockVolumes, ClaimsWhoseDeviceIsABlockDevice) {
+  const TemporaryDirectory directory;
+  PodLayout layout;
+  layout.block_device_dir = (directory.path() / "dev").string();
+  fs::create_directories(layout.block_device_dir);
+  if (::mknod((directory.path() / "dev/fast").c_str(), S_IFBLK | 0600, makedev(7, 0)) != 0) {
+    GTEST_SKIP() << "mknod needs root";
+  }
+  ::mknod((directory.path() / "dev/dv").c_str(), S_IFBLK | 0600, makedev(7, 1));
+  write_text(directory.path() / "dev/slow", "a file");
+  const json::Document vmi = vmgate::testing::parse(R"({"spec": {"volumes": [
+      {"name": "fast", "persistentVolumeClaim": {"claimName": "fast"}},
+      {"name": "dv", "dataVolume": {"name": "dv"}},
+      {"name": "slow", "persistentVolumeClaim": {"claimName": "slow"}},
+      {"name": "missing", "persistentVolumeClaim": {"claimName": "missing"}},
+      {"name": "root", "emptyDisk": {"capacity": "1Gi"}}]}})");
+  EXPECT_EQ(block_volumes(vmi, layout), (std::set<std::string>{"dv", "fast"}));
+  EXPECT_TRUE(block_volumes(vmgate::testing::parse(R"({"spec": 1})"), layout).empty());
 }
 
 }  // namespace

@@ -12,8 +12,10 @@ namespace vmgate::launcher {
 struct PodLayout {
   /// Filesystem PVC `vol` → `<pvc_dir>/<vol>/disk.img`.
   std::string pvc_dir = "/var/run/kubevirt-private/vmi-disks";
-  /// PVC names that are block devices → `/dev/<vol>` (KubeVirt's volumeDevices mount).
+  /// PVC and DataVolume volumes that are block devices → `<block_device_dir>/<vol>` (KubeVirt's
+  /// volumeDevices mount); block_volumes() finds them in a pod.
   std::set<std::string> block_pvcs;
+  std::string block_device_dir = "/dev";
   /// The image of the containerDisk at spec.volumes[i] → `<container_disk_dir>/disk_<i>.img`.
   std::string container_disk_dir = "/var/run/kubevirt/container-disks";
   /// containerDisk `vol` → writable qcow2 overlay `<ephemeral_dir>/<vol>/disk.qcow2`.
@@ -39,6 +41,7 @@ struct PodLayout {
 PodLayout layout_below(std::string_view root);
 
 std::string pvc_disk_file(const PodLayout& layout, std::string_view volume);
+std::string pvc_block_device(const PodLayout& layout, std::string_view volume);
 std::string container_disk_image(const PodLayout& layout, std::size_t volume_index);
 std::string container_disk_overlay(const PodLayout& layout, std::string_view volume);
 std::string empty_disk_file(const PodLayout& layout, std::string_view volume);

@@ -30,7 +30,7 @@ struct EmptyDisk {
   std::uint64_t bytes = 0;
 };
 
-/// A file that must exist before the domain starts (a filesystem PVC's disk.img), or be
+/// A file that must exist before the domain starts (a PVC's disk.img or block device), or be
 /// created sparse with `create_bytes` when missing (hostDisk DiskOrCreate).
 struct RequiredFile {
   std::string field;
@@ -54,6 +54,9 @@ struct VolumePlan {
   std::vector<RequiredFile> files;
   std::vector<NoCloudIso> no_cloud;
 };
+
+/// True for a volume backed by a claim in the pod: persistentVolumeClaim or dataVolume.
+bool is_claim(const json::Value& volume);
 
 /// The plan for an admitted VMI. Errors name the field: an emptyDisk or hostDisk capacity that
 /// is not a positive quantity, userDataBase64/networkDataBase64 that is not base64, a

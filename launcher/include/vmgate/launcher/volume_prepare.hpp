@@ -6,6 +6,7 @@
 // under a QEMU it is about to re-attach to). The ISO is rebuilt and swapped in by rename.
 // Errors name the field and the file.
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ Result<std::string> probe_image_format(const std::string& file);
 /// (then kills it). Errors: not found, killed, or a non-zero exit, with the tool's last line of
 /// stderr.
 Status run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
+
+/// The PVC and DataVolume volumes of `vmi` whose `<block_device_dir>/<volume>` is a block
+/// device: the pod mounted them as volumeDevices (KubeVirt's isBlockDeviceVolume).
+std::set<std::string> block_volumes(const json::Value& vmi, const PodLayout& layout);
 
 /// Creates what `plan` lists, in order; stops at the first error.
 Status prepare_volumes(const VolumePlan& plan);
