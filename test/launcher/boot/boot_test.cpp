@@ -193,10 +193,10 @@ class BootTest : public ::testing::Test {
     ASSERT_EQ(std::system(command.c_str()), 0);
   }
 
-  // A VMI booting the kernel with vmgate.mode=<mode>; `firmware_extra`, `devices` and `volumes`
-  // are YAML lines added under firmware, devices and spec.
+  // A VMI booting the kernel with vmgate.mode=<mode>; `firmware_extra`, `devices`, `volumes` and
+  // `domain_extra` are YAML lines added under firmware, devices, spec and domain.
   fs::path write_vmi(const std::string& mode, const std::string& firmware_extra = "", const std::string& devices = "",
-                     const std::string& volumes = "") const {
+                     const std::string& volumes = "", const std::string& domain_extra = "") const {
     const fs::path file = work() / "vmi.yaml";
     write_text(file,
                "apiVersion: kubevirt.io/v1\n"
@@ -211,7 +211,8 @@ class BootTest : public ::testing::Test {
                    "  domain:\n"
                    "    machine: {type: q35}\n"
                    "    cpu: {model: host-model}\n"
-                   "    memory: {guest: 256Mi}\n"
+                   "    memory: {guest: 256Mi}\n" +
+                   domain_extra +
                    "    firmware:\n"
                    "      uuid: " +
                    std::string(guest_uuid) +
@@ -334,6 +335,17 @@ TEST_F(BootTest, BootsThroughEfi) {
   EXPECT_EQ(launcher->wait(seconds(120)), 0) << diagnostics();
   EXPECT_NE(read_or_empty(serial_log()).find("VMGATE-DMI uuid=" + std::string(guest_uuid)), std::string::npos);
   EXPECT_TRUE(fs::exists(root() / "lib/qemu/nvram/default_boot-poweroff_VARS.fd"));
+  EXPECT_NE(read_or_empty(serial_log()).find("VMGATE-EFI secure boot disabled"), std::string::npos) << diagnostics();
+}
+
+// Secure Boot (OVMF's secboot build with Microsoft's keys enrolled, SMM on): launcher-libvirt.md
+// B.3 booted Debian's signed kernel this way.
+TEST_F(BootTest, BootsWithSecureBoot) {
+  auto launcher = start(
+      write_vmi("poweroff", "      bootloader: {efi: {secureBoot: true}}\n", "", "", "    features: {smm: {}}\n"));
+  ASSERT_TRUE(wait_for_marker("VMGATE-BOOT-OK", *launcher)) << diagnostics();
+  EXPECT_EQ(launcher->wait(seconds(120)), 0) << diagnostics();
+  EXPECT_NE(read_or_empty(serial_log()).find("VMGATE-EFI secure boot enabled"), std::string::npos) << diagnostics();
 }
 
 // (6) the NoCloud ISO the launcher builds: the guest mounts it and reads meta-data and user-data.
