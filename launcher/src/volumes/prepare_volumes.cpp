@@ -37,39 +37,37 @@ bool exists(const std::string& file) {
   return fs::exists(file, error);
 }
 
+// `qemu-img create -q -f qcow2 <options> file <size>` unless `file` exists already.
+Status create_qcow2_once(const std::string& field, const std::string& file, std::vector<std::string> options,
+                         const std::string& size) {
+  if (exists(file)) {
+    return Ok{};
+  }
+  if (Status made = make_parent(field, file); !made) {
+    return made;
+  }
+  std::vector<std::string> argv{"qemu-img", "create", "-q", "-f", "qcow2"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back(file);
+  if (!size.empty()) {
+    argv.push_back(size);
+  }
+  if (Status created = run_tool(argv, qemu_img_timeout); !created) {
+    return file_error(field, file, created.error().message);
+  }
+  return Ok{};
+}
+
 Status create_overlay(const ContainerDiskOverlay& overlay) {
   Result<std::string> format = probe_image_format(overlay.image);
   if (!format) {
     return file_error(overlay.field, overlay.image, format.error().message);
   }
-  if (exists(overlay.overlay)) {
-    return Ok{};
-  }
-  if (Status made = make_parent(overlay.field, overlay.overlay); !made) {
-    return made;
-  }
-  Status created =
-      run_tool({"qemu-img", "create", "-q", "-f", "qcow2", "-b", overlay.image, "-F", *format, overlay.overlay},
-               qemu_img_timeout);
-  if (!created) {
-    return file_error(overlay.field, overlay.overlay, created.error().message);
-  }
-  return Ok{};
+  return create_qcow2_once(overlay.field, overlay.overlay, {"-b", overlay.image, "-F", *format}, "");
 }
 
 Status create_empty_disk(const EmptyDisk& disk) {
-  if (exists(disk.file)) {
-    return Ok{};
-  }
-  if (Status made = make_parent(disk.field, disk.file); !made) {
-    return made;
-  }
-  Status created =
-      run_tool({"qemu-img", "create", "-q", "-f", "qcow2", disk.file, std::to_string(disk.bytes)}, qemu_img_timeout);
-  if (!created) {
-    return file_error(disk.field, disk.file, created.error().message);
-  }
-  return Ok{};
+  return create_qcow2_once(disk.field, disk.file, {}, std::to_string(disk.bytes));
 }
 
 Status ensure_file(const RequiredFile& required) {

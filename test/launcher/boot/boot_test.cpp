@@ -3,11 +3,7 @@
 // VMI's firmware.kernelBoot. The guest's /init (test/fixtures/launcher/boot/init) prints markers
 // on the serial console, which the launcher logs to a file. Prerequisites missing: skipped, but
 // failed when CI=true (tools/launcher-boot-prereqs provides them). Never asserts on boot speed.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -20,16 +16,16 @@
 #include <thread>
 #include <vector>
 
+#include "launcher/launcher_process.hpp"
 #include "support/json_test_support.hpp"
 #include "support/temporary_directory.hpp"
-
-extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX
 
 namespace vmgate::launcher {
 namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::seconds;
+using vmgate::testing::LauncherProcess;
 using vmgate::testing::read_file;
 using vmgate::testing::write_text;
 
@@ -94,94 +90,6 @@ std::string missing_prerequisite() {
   }
   return "";
 }
-
-// vmgate-launcher as a child process, stderr to a file; killed (with its QEMU checked by the
-// test) if the test ends early.
-class LauncherProcess {
- public:
-  LauncherProcess(const std::vector<std::string>& args, const fs::path& stderr_file) {
-    std::vector<std::string> argv{VMGATE_LAUNCHER_BINARY};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> pointers;
-    for (std::string& arg : argv) {
-      pointers.push_back(arg.data());
-    }
-    pointers.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    // Under ASan, the launcher runs without LeakSanitizer: at exit LSan's tracer crashes (SIGSEGV
-    // scanning dynamic TLS) in a process where libvirt dlopen'ed its storage-file backend, as it
-    // does for a qcow2 disk (clang 14). Memory errors are still caught; the launcher's leaks are
-    // checked in-process by the supervisor and define tests.
-    std::vector<std::string> environment;
-    for (char** variable = environ; *variable != nullptr; ++variable) {
-      if (!std::string_view(*variable).starts_with("ASAN_OPTIONS=")) {
-        environment.emplace_back(*variable);
-      }
-    }
-    const char* asan_options = std::getenv("ASAN_OPTIONS");
-    environment.push_back("ASAN_OPTIONS=" + std::string(asan_options != nullptr ? asan_options : "") +
-                          ":detect_leaks=0");
-    std::vector<char*> environment_pointers;
-    for (std::string& variable : environment) {
-      environment_pointers.push_back(variable.data());
-    }
-    environment_pointers.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0].c_str(), &actions, nullptr, pointers.data(), environment_pointers.data()) != 0) {
-      pid_ = -1;
-    }
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~LauncherProcess() {
-    if (pid_ > 0 && !status_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  LauncherProcess(const LauncherProcess&) = delete;
-  LauncherProcess& operator=(const LauncherProcess&) = delete;
-
-  [[nodiscard]] bool started() const { return pid_ > 0; }
-  // Reaps the process when it has exited, keeping its status for wait().
-  [[nodiscard]] bool running() {
-    if (pid_ > 0 && !status_) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        status_ = status;
-      }
-    }
-    return pid_ > 0 && !status_;
-  }
-  void signal(int number) {
-    if (running()) {
-      ::kill(pid_, number);
-    }
-  }
-  void kill_hard() {
-    if (running()) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    pid_ = -1;
-  }
-  /// The exit status, or nullopt when it is still running after `timeout` (or was killed).
-  std::optional<int> wait(seconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (running() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (!status_) {
-      return std::nullopt;
-    }
-    pid_ = -1;
-    return WIFEXITED(*status_) ? std::optional<int>(WEXITSTATUS(*status_)) : std::nullopt;
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::optional<int> status_;
-};
 
 class BootTest : public ::testing::Test {
  protected:
@@ -272,6 +180,7 @@ class BootTest : public ::testing::Test {
 
   std::unique_ptr<LauncherProcess> start(const fs::path& vmi, const std::string& stderr_name = "launcher.err") {
     auto process = std::make_unique<LauncherProcess>(
+        VMGATE_LAUNCHER_BINARY,
         std::vector<std::string>{"--vmi", vmi.string(), "--root", root().string(), "--emulation", "software",
                                  "--kernel-boot-dir", "/", "--pod-root", (work() / "pod").string(), "--console-log",
                                  serial_log().string(), "--status-file", (work() / "status.json").string()},

@@ -3,12 +3,11 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <future>
-#include <sstream>
 #include <thread>
 
+#include "support/json_test_support.hpp"
+#include "support/temporary_directory.hpp"
 #include "vmgate/launcher/libvirt.hpp"
 
 namespace vmgate::launcher {
@@ -74,7 +73,8 @@ TEST_F(SupervisorTest, ExternalDestroyExitsNonZeroWithReason) {
 }
 
 TEST_F(SupervisorTest, StopRequestShutsDownGracefully) {
-  const std::string status = (std::filesystem::temp_directory_path() / "vmgate-supervisor-status.json").string();
+  const vmgate::testing::TemporaryDirectory directory;
+  const std::string status = (directory.path() / "status.json").string();
   SupervisorConfig config = fast_config();
   config.status_file = status;
   Supervisor supervisor(connection_.get(), config);
@@ -84,12 +84,9 @@ TEST_F(SupervisorTest, StopRequestShutsDownGracefully) {
   const Outcome result = outcome.get();
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_EQ(result.reason, "guest shut down after the stop request");
-  std::ifstream in(status);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_NE(text.str().find(R"("phase":"Succeeded")"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find(R"("running":")"), std::string::npos) << text.str();
-  std::filesystem::remove(status);
+  const std::string text = vmgate::testing::read_file(status);
+  EXPECT_NE(text.find(R"("phase":"Succeeded")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("running":")"), std::string::npos) << text;
 }
 
 TEST_F(SupervisorTest, ZeroGracePeriodDestroysAndExitsNonZero) {
@@ -129,24 +126,21 @@ TEST_F(SupervisorTest, LeftoverDomainOfTheSameNameIsCleanedUp) {
 // The test driver's crash dump stops the domain as crashed (STOPPED_CRASHED), as a QEMU guest
 // panic with on_crash=destroy does.
 TEST_F(SupervisorTest, GuestCrashExitsNonZeroWithReason) {
-  const std::string status = (std::filesystem::temp_directory_path() / "vmgate-supervisor-crash.json").string();
+  const vmgate::testing::TemporaryDirectory directory;
+  const std::string status = (directory.path() / "status.json").string();
   SupervisorConfig config = fast_config();
   config.status_file = status;
   Supervisor supervisor(connection_.get(), config);
   auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_xml); });
   DomainHandle domain = wait_running();
   ASSERT_TRUE(domain);
-  const std::string dump = (std::filesystem::temp_directory_path() / "vmgate-supervisor-crash.core").string();
+  const std::string dump = (directory.path() / "crash.core").string();
   ASSERT_EQ(virDomainCoreDump(domain.get(), dump.c_str(), VIR_DUMP_CRASH), 0) << last_libvirt_error();
   const Outcome result = outcome.get();
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.reason, "guest crashed");
-  std::ifstream in(status);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_NE(text.str().find(R"("phase":"Failed","reason":"guest crashed")"), std::string::npos) << text.str();
-  std::filesystem::remove(status);
-  std::filesystem::remove(dump);
+  const std::string text = vmgate::testing::read_file(status);
+  EXPECT_NE(text.find(R"("phase":"Failed","reason":"guest crashed")"), std::string::npos) << text;
 }
 
 TEST_F(SupervisorTest, InvalidDomainFailsWithLibvirtsReason) {
