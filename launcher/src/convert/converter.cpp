@@ -180,6 +180,11 @@ void Converter::map_metadata(XmlElement& domain) {
   namespace_ = get_string(*metadata, "namespace", "metadata").value_or("default");
   if (name_.empty()) {
     fail("metadata.name", "required");
+  } else if (!is_file_name(name_)) {
+    fail("metadata.name", "cannot name a file in the pod (contains '/' or is '.' or '..')");
+  }
+  if (!is_file_name(namespace_)) {
+    fail("metadata.namespace", "cannot name a file in the pod (contains '/' or is '.' or '..')");
   }
   domain_name_ = namespace_ + "_" + name_;
   domain.add_child("name").set_text(domain_name_);
@@ -785,6 +790,9 @@ void Converter::map_volume_source(XmlElement& disk, const Value& volume, const s
       &volume, path,
       {"name", "containerDisk", "persistentVolumeClaim", "dataVolume", "emptyDisk", "hostDisk", "cloudInitNoCloud"});
   const std::string name = get_string(volume, "name", path).value_or("");
+  if (!is_file_name(name)) {
+    fail(path + ".name", "cannot name a file in the pod (contains '/' or is '.' or '..')");
+  }
   const PodLayout& layout = options_.layout;
   std::string type = "file";
   std::string format = "raw";

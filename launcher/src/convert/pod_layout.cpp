@@ -2,6 +2,11 @@
 
 namespace vmgate::launcher {
 
+bool is_file_name(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
+         name.find('\0') == std::string_view::npos;
+}
+
 PodLayout layout_below(std::string_view root) {
   PodLayout layout;
   const std::string prefix(root);

@@ -132,6 +132,9 @@ Result<VolumePlan> plan_volumes(const json::Value& vmi, const PodLayout& layout)
     if (volume_name.empty()) {
       return field_error(field + ".name", "required");
     }
+    if (!is_file_name(volume_name)) {
+      return field_error(field + ".name", "cannot name a file in the pod (contains '/' or is '.' or '..')");
+    }
     if (const Value* source = json::find_object(volume, "containerDisk"); source != nullptr) {
       plan.overlays.push_back(
           {field + ".containerDisk", container_disk_image(layout, i), container_disk_overlay(layout, volume_name)});
@@ -184,6 +187,10 @@ Result<VolumePlan> plan_volumes(const json::Value& vmi, const PodLayout& layout)
         return field_error(cloud_field,
                            "userDataBase64, userData, networkDataBase64 or networkData is required for a cloud-init "
                            "data source");
+      }
+      if (!is_file_name(name) || !is_file_name(namespace_name)) {
+        // The ISO's directory is named after them.
+        return field_error("metadata", "a name and a namespace that can name files in the pod are required");
       }
       plan.no_cloud.push_back({cloud_field, no_cloud_iso(layout, namespace_name, name), no_cloud_meta_data(vmi, name),
                                std::move(*user_data), std::move(*network_data)});

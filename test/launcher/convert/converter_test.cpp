@@ -106,6 +106,18 @@ TEST(ConverterErrors, UnsupportedVolumeSource) {
             "spec.volumes[0].secret: not supported by vmgate-launcher");
 }
 
+TEST(ConverterErrors, NamesThatWouldLeaveThePodDirectories) {
+  EXPECT_EQ(convert_error(
+                std::string(minimal_head) +
+                R"("devices":{"disks":[{"name":".."}]}},"volumes":[{"name":"..","emptyDisk":{"capacity":"1Gi"}}]}})"),
+            "spec.volumes[0].name: cannot name a file in the pod (contains '/' or is '.' or '..')");
+  EXPECT_EQ(convert_error(R"({"metadata":{"name":"a/b"},"spec":{"domain":{"memory":{"guest":"64Mi"}}}})"),
+            "metadata.name: cannot name a file in the pod (contains '/' or is '.' or '..')");
+  EXPECT_EQ(
+      convert_error(R"({"metadata":{"name":"a","namespace":".."},"spec":{"domain":{"memory":{"guest":"64Mi"}}}})"),
+      "metadata.namespace: cannot name a file in the pod (contains '/' or is '.' or '..')");
+}
+
 TEST(ConverterErrors, WrongTypeNamesTheField) {
   EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"cores":"2"}}}})"),
             "spec.domain.cpu.cores: must be an integer, not a string");

@@ -113,6 +113,17 @@ TEST(VolumePlan, NoVolumesNoPlan) {
   EXPECT_TRUE(plan->overlays.empty() && plan->empty_disks.empty() && plan->files.empty() && plan->no_cloud.empty());
 }
 
+TEST(VolumePlan, CloudInitNeedsANameThatCanNameADirectory) {
+  for (std::string_view metadata : {R"({})", R"({"name": ".."})", R"({"name": "vm", "namespace": "a/b"})"}) {
+    const json::Document vmi =
+        parse(R"({"metadata": )" + std::string(metadata) +
+              R"(, "spec": {"volumes": [{"name": "seed", "cloudInitNoCloud": {"userData": "x"}}]}})");
+    Result<VolumePlan> plan = plan_volumes(vmi, PodLayout{});
+    ASSERT_FALSE(plan.ok()) << metadata;
+    EXPECT_EQ(plan.error().message, "metadata: a name and a namespace that can name files in the pod are required");
+  }
+}
+
 struct BadVolume {
   std::string_view volumes;
   std::string_view error;
@@ -121,7 +132,8 @@ struct BadVolume {
 class VolumePlanErrors : public ::testing::TestWithParam<BadVolume> {};
 
 TEST_P(VolumePlanErrors, NameTheField) {
-  const json::Document vmi = parse(R"({"spec": {"volumes": )" + std::string(GetParam().volumes) + "}}");
+  const json::Document vmi =
+      parse(R"({"metadata": {"name": "vm"}, "spec": {"volumes": )" + std::string(GetParam().volumes) + "}}");
   Result<VolumePlan> plan = plan_volumes(vmi, PodLayout{});
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error().message, GetParam().error);
@@ -132,6 +144,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadVolume{R"({})", "spec.volumes: must be an array"}, BadVolume{R"([7])", "spec.volumes[0]: must be an object"},
         BadVolume{R"([{"emptyDisk": {"capacity": "1Gi"}}])", "spec.volumes[0].name: required"},
+        BadVolume{R"([{"name": "../../etc", "emptyDisk": {"capacity": "1Gi"}}])",
+                  "spec.volumes[0].name: cannot name a file in the pod (contains '/' or is '.' or '..')"},
         BadVolume{R"([{"name": "e", "emptyDisk": {}}])",
                   "spec.volumes[0].emptyDisk.capacity: a quantity such as \"2Gi\" is required"},
         BadVolume{R"([{"name": "e", "emptyDisk": {"capacity": "lots"}}])",

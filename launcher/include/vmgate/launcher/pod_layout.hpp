@@ -36,6 +36,11 @@ struct PodLayout {
   std::string tap_prefix = "tap";
 };
 
+/// True when `name` can be one component of a path in the pod: not empty, not "." or "..", no
+/// '/' and no NUL. Volume names and the VMI's name and namespace become file names; a VMI that
+/// did not go through admission must not reach outside the pod's directories with them.
+bool is_file_name(std::string_view name);
+
 /// The default layout with every directory moved below `root` (a pod's files when the
 /// launcher runs outside a pod, as the boot tests do). Explicit files stay as they are.
 PodLayout layout_below(std::string_view root);
