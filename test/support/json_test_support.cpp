@@ -1,9 +1,11 @@
 #include "support/json_test_support.hpp"
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
+#include "vmgate/admission/base64.hpp"
 #include "vmgate/admission/json_pointer.hpp"
 
 namespace vmgate::testing {
@@ -64,47 +66,11 @@ std::string read_file(const std::string& path) {
 }
 
 std::string base64_decode(std::string_view encoded) {
-  if (encoded.size() % 4 != 0) {
-    throw std::invalid_argument("base64 length is not a multiple of 4");
+  std::optional<std::string> decoded = admission::base64_decode(encoded);
+  if (!decoded) {
+    throw std::invalid_argument("not valid base64: " + std::string(encoded.substr(0, 40)));
   }
-  const auto value_of = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') {
-      return c - 'A';
-    }
-    if (c >= 'a' && c <= 'z') {
-      return c - 'a' + 26;
-    }
-    if (c >= '0' && c <= '9') {
-      return c - '0' + 52;
-    }
-    if (c == '+') {
-      return 62;
-    }
-    if (c == '/') {
-      return 63;
-    }
-    throw std::invalid_argument(std::string("not a base64 character: ") + c);
-  };
-  std::string out;
-  for (std::size_t i = 0; i < encoded.size(); i += 4) {
-    const bool last = i + 4 == encoded.size();
-    const std::size_t padding = last ? static_cast<std::size_t>((encoded[i + 3] == '=') + (encoded[i + 2] == '=')) : 0;
-    unsigned group = 0;
-    for (std::size_t j = 0; j < 4; ++j) {
-      group <<= 6U;
-      if (j < 4 - padding) {
-        group |= static_cast<unsigned>(value_of(encoded[i + j]));
-      }
-    }
-    out += static_cast<char>((group >> 16U) & 0xFFU);
-    if (padding < 2) {
-      out += static_cast<char>((group >> 8U) & 0xFFU);
-    }
-    if (padding < 1) {
-      out += static_cast<char>(group & 0xFFU);
-    }
-  }
-  return out;
+  return *decoded;
 }
 
 }  // namespace vmgate::testing

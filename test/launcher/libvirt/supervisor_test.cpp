@@ -34,6 +34,14 @@ class SupervisorTest : public ::testing::Test {
     return config;
   }
 
+  // fast_config() with the status file in a private directory.
+  SupervisorConfig config_with_status() {
+    SupervisorConfig config = fast_config();
+    config.status_file = status_file();
+    return config;
+  }
+  [[nodiscard]] std::string status_file() const { return (directory_.path() / "status.json").string(); }
+
   // Waits until the supervised domain is running and returns it.
   DomainHandle wait_running() {
     for (int i = 0; i < 500; ++i) {
@@ -46,6 +54,7 @@ class SupervisorTest : public ::testing::Test {
     return DomainHandle();
   }
 
+  vmgate::testing::TemporaryDirectory directory_;
   EventLoop loop_;
   ConnectHandle connection_;
 };
@@ -73,18 +82,14 @@ TEST_F(SupervisorTest, ExternalDestroyExitsNonZeroWithReason) {
 }
 
 TEST_F(SupervisorTest, StopRequestShutsDownGracefully) {
-  const vmgate::testing::TemporaryDirectory directory;
-  const std::string status = (directory.path() / "status.json").string();
-  SupervisorConfig config = fast_config();
-  config.status_file = status;
-  Supervisor supervisor(connection_.get(), config);
+  Supervisor supervisor(connection_.get(), config_with_status());
   auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_xml); });
   ASSERT_TRUE(wait_running());
   supervisor.request_stop();
   const Outcome result = outcome.get();
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_EQ(result.reason, "guest shut down after the stop request");
-  const std::string text = vmgate::testing::read_file(status);
+  const std::string text = vmgate::testing::read_file(status_file());
   EXPECT_NE(text.find(R"("phase":"Succeeded")"), std::string::npos) << text;
   EXPECT_NE(text.find(R"("running":")"), std::string::npos) << text;
 }
@@ -126,20 +131,16 @@ TEST_F(SupervisorTest, LeftoverDomainOfTheSameNameIsCleanedUp) {
 // The test driver's crash dump stops the domain as crashed (STOPPED_CRASHED), as a QEMU guest
 // panic with on_crash=destroy does.
 TEST_F(SupervisorTest, GuestCrashExitsNonZeroWithReason) {
-  const vmgate::testing::TemporaryDirectory directory;
-  const std::string status = (directory.path() / "status.json").string();
-  SupervisorConfig config = fast_config();
-  config.status_file = status;
-  Supervisor supervisor(connection_.get(), config);
+  Supervisor supervisor(connection_.get(), config_with_status());
   auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_xml); });
   DomainHandle domain = wait_running();
   ASSERT_TRUE(domain);
-  const std::string dump = (directory.path() / "crash.core").string();
+  const std::string dump = (directory_.path() / "crash.core").string();
   ASSERT_EQ(virDomainCoreDump(domain.get(), dump.c_str(), VIR_DUMP_CRASH), 0) << last_libvirt_error();
   const Outcome result = outcome.get();
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.reason, "guest crashed");
-  const std::string text = vmgate::testing::read_file(status);
+  const std::string text = vmgate::testing::read_file(status_file());
   EXPECT_NE(text.find(R"("phase":"Failed","reason":"guest crashed")"), std::string::npos) << text;
 }
 
