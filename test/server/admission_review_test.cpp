@@ -157,39 +157,6 @@ TEST(WebhookEndpoint, UnknownPaths) {
   }
 }
 
-// ---------------------------------------------------------------- base64
-
-TEST(WebhookBase64, Rfc4648TestVectors) {
-  EXPECT_EQ(base64_encode(""), "");
-  EXPECT_EQ(base64_encode("f"), "Zg==");
-  EXPECT_EQ(base64_encode("fo"), "Zm8=");
-  EXPECT_EQ(base64_encode("foo"), "Zm9v");
-  EXPECT_EQ(base64_encode("foob"), "Zm9vYg==");
-  EXPECT_EQ(base64_encode("fooba"), "Zm9vYmE=");
-  EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
-}
-
-TEST(WebhookBase64, StandardAlphabetAndHighBytes) {
-  EXPECT_EQ(base64_encode("\xfb\xff\xbf"), "+/+/");
-  EXPECT_EQ(base64_encode(std::string_view("\0\0\0", 3)), "AAAA");
-  EXPECT_EQ(base64_encode("\xff"), "/w==");
-  EXPECT_EQ(base64_encode(R"([{"op":"add","path":"/a","value":1}])"),
-            "W3sib3AiOiJhZGQiLCJwYXRoIjoiL2EiLCJ2YWx1ZSI6MX1d");
-}
-
-TEST(WebhookBase64, RoundTripsEveryByteAtEveryLength) {
-  std::string bytes;
-  for (int i = 0; i < 256; ++i) {
-    bytes += static_cast<char>(i);
-  }
-  for (std::size_t length = 0; length <= bytes.size(); ++length) {
-    const std::string_view input = std::string_view(bytes).substr(0, length);
-    const std::string encoded = base64_encode(input);
-    ASSERT_EQ(encoded.size(), (length + 2) / 3 * 4);
-    ASSERT_EQ(base64_decode(encoded), input) << length;
-  }
-}
-
 // ---------------------------------------------------------------- golden fixtures
 
 struct Golden {

@@ -1,14 +1,18 @@
 #pragma once
-// Base64 decoding as Go's encoding/base64 StdEncoding.DecodeString does it (standard alphabet,
-// '=' padding required, line breaks skipped): the decoder KubeVirt and go-yaml use for
-// cloud-init userDataBase64 and YAML !!binary values.
+// Base64 as Go's encoding/base64 StdEncoding does it (RFC 4648 §4: standard alphabet, '='
+// padding): the encoding of an AdmissionResponse's JSON patch, of cloud-init userDataBase64
+// and of YAML !!binary values.
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace vmgate::admission {
 
-/// The bytes `text` encodes, or nullopt when it is not valid padded base64.
+/// `bytes` encoded, padded, without line breaks.
+std::string base64_encode(std::string_view bytes);
+
+/// The bytes `text` encodes, or nullopt when it is not valid padded base64 (line breaks are
+/// skipped, as DecodeString does).
 std::optional<std::string> base64_decode(std::string_view text);
 
 }  // namespace vmgate::admission

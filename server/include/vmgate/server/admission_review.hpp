@@ -122,7 +122,4 @@ HttpAnswer handle(Endpoint endpoint, std::string_view body, const admission::Pip
 /// {"kind":"Status","apiVersion":"v1","status":"Failure","message":<message>,"code":<status>}.
 HttpAnswer status_answer(int status, std::string_view message);
 
-/// RFC 4648 §4 base64: standard alphabet, '=' padding, no line breaks.
-std::string base64_encode(std::string_view bytes);
-
 }  // namespace vmgate::webhook
