@@ -47,6 +47,7 @@
 #include <utility>
 #include <vector>
 
+#include "vmgate/admission/validation/known_fields.hpp"
 #include "vmgate/admission/validation/structure.hpp"
 
 namespace vmgate::admission {
@@ -732,6 +733,7 @@ struct StructureValidator::Schemas {
     valijson::Schema schema;
   };
   std::array<std::unique_ptr<Compiled>, kind_count> compiled;
+  KnownFields known_fields;
 };
 
 StructureValidator::StructureValidator() {
@@ -786,11 +788,35 @@ StructureValidator::~StructureValidator() = default;
 StructureValidator::StructureValidator(const StructureValidator& other) = default;
 StructureValidator& StructureValidator::operator=(const StructureValidator& other) = default;
 
+namespace {
+
+// Field names first, as KubeVirt's openapi.go reports them before its schema's other errors;
+// a "required" that both checks find is reported once.
+ErrorList merged(ErrorList names, ErrorList types) {
+  for (FieldError& error : types) {
+    const bool repeated = std::any_of(names.begin(), names.end(),
+                                      [&error](const FieldError& name) { return name.message == error.message; });
+    if (!repeated) {
+      names.push_back(std::move(error));
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
 ErrorList StructureValidator::validate(StructureKind kind, const json::Value& object) const {
   const Schemas::Compiled& compiled = *schemas_->compiled[kind_index(kind)];
   try {
+    ErrorList names;
+    if (kind == StructureKind::virtual_machine || kind == StructureKind::virtual_machine_instance) {
+      names = schemas_->known_fields.check(kind == StructureKind::virtual_machine
+                                               ? KnownFieldsKind::virtual_machine
+                                               : KnownFieldsKind::virtual_machine_instance,
+                                           object);
+    }
     if (compiled.tree->surely_valid(object)) {
-      return {};
+      return names;
     }
     // One Validator per call: valijson keeps a (regex) cache in it, so it is not shareable
     // between threads; the compiled Schema is only read.
@@ -798,13 +824,13 @@ ErrorList StructureValidator::validate(StructureKind kind, const json::Value& ob
     valijson::ValidationResults results;
     const valijson::adapters::RapidJsonAdapter target(object);
     if (validator.validate(compiled.schema, target, &results)) {
-      return {};
+      return names;
     }
     Translator translator(object, compiled.expanded);
     for (const valijson::ValidationResults::Error& error : results) {
       translator.add(error);
     }
-    return translator.finish();
+    return merged(std::move(names), translator.finish());
   } catch (const std::exception& e) {
     // Not expected for any input; a denial is better than an exception across the pipeline.
     return {FieldError{CauseType::field_value_invalid, "",

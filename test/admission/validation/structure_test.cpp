@@ -163,6 +163,7 @@ constexpr auto it = StructureKind::instancetype_spec;
 constexpr auto pref = StructureKind::preference_spec;
 constexpr auto invalid = CauseType::field_value_invalid;
 constexpr auto required = CauseType::field_value_required;
+constexpr auto forbidden = CauseType::field_value_forbidden;
 constexpr auto not_supported = CauseType::field_value_not_supported;
 
 const BrokenField broken_fields[] = {
@@ -520,19 +521,77 @@ TEST(StructureValidator, BoundaryValuesAreAccepted) {
   EXPECT_EQ(one[0].field, "spec.template.spec.domain.cpu.threads");
 }
 
-TEST(StructureValidator, UnknownFieldsAreAllowedWhateverTheirShape) {
+TEST(StructureValidator, UnknownFieldsAreForbiddenOutsideStatusAndMetadata) {
+  // KubeVirt's openapi.go: additionalProperties false on every definition of the spec, the
+  // top level limited to apiVersion, kind, metadata, spec and status; status and metadata
+  // are not checked. An unknown member is reported once, whatever it holds.
   const json::Document object = parse(R"({
     "status": {"ready": "maybe"}, "extra": [1, 2],
-    "metadata": {"creationTimestamp": null, "managedFields": [{"manager": 1}]},
-    "spec": {"somethingNew": 5, "template": {"spec": {"domain": {"cpu": {"futureKnob": "x"}},
+    "metadata": {"creationTimestamp": null, "managedFields": [{"manager": "m", "x": 1}]},
+    "spec": {"somethingNew": 5, "template": {"spec": {"domain": {"cpu": {"futureKnob": "x"}, "devices": {}},
              "affinity": {"nodeAffinity": {"deep": [[[]]]}}}}}
   })");
   const ErrorList errors = validator().validate(StructureKind::virtual_machine, object);
-  EXPECT_TRUE(errors.empty()) << describe(errors);
+  const ErrorList expected = {
+      {forbidden, "extra", ".extra in body is a forbidden property"},
+      {forbidden, "spec.somethingNew", "spec.somethingNew in body is a forbidden property"},
+      {forbidden, "spec.template.spec.domain.cpu.futureKnob",
+       "spec.template.spec.domain.cpu.futureKnob in body is a forbidden property"},
+      {forbidden, "spec.template.spec.affinity.nodeAffinity.deep",
+       "spec.template.spec.affinity.nodeAffinity.deep in body is a forbidden property"},
+  };
+  EXPECT_EQ(errors, expected) << describe(errors);
 }
 
-TEST(StructureValidator, ErrorsComeInDocumentOrderOnePerPath) {
+TEST(StructureValidator, UnknownFieldsOfAVirtualMachineInstanceAsKubeVirtsTestsHaveThem) {
+  // vmi-create-admitter_test.go "should allow unknown fields in the status to allow updates".
+  const json::Document object =
+      parse(R"({"very": "unknown", "spec": {"extremely": "unknown"}, "status": {"unknown": "allowed"}})");
+  const ErrorList errors = validator().validate(StructureKind::virtual_machine_instance, object);
+  const ErrorList expected = {
+      {forbidden, "very", ".very in body is a forbidden property"},
+      {forbidden, "spec.extremely", "spec.extremely in body is a forbidden property"},
+      {required, "spec.domain", "spec.domain in body is required"},
+  };
+  EXPECT_EQ(errors, expected) << describe(errors);
+}
+
+TEST(StructureValidator, RequiredMembersOfTheApiAndTheTemplatesMetadata) {
+  // vms-admitter_test.go: "domain" renamed "not-a-domain".
+  const json::Document renamed = parse(R"({"spec": {"template": {"spec": {"not-a-domain": {"devices": {}}}}}})");
+  ErrorList errors = validator().validate(StructureKind::virtual_machine, renamed);
+  ErrorList expected = {
+      {forbidden, "spec.template.spec.not-a-domain", "spec.template.spec.not-a-domain in body is a forbidden property"},
+      {required, "spec.template.spec.domain", "spec.template.spec.domain in body is required"},
+  };
+  EXPECT_EQ(errors, expected) << describe(errors);
+
+  const json::Document missing = parse(R"({"metadata": {"name": "vm"}})");
+  errors = validator().validate(StructureKind::virtual_machine, missing);
+  expected = {{required, "spec", "spec in body is required"}};
+  EXPECT_EQ(errors, expected) << describe(errors);
+
+  // List items, map values and the template's metadata are followed; a disk without a name,
+  // a containerDisk without an image.
+  const json::Document items = parse(R"({"spec": {"template": {
+      "metadata": {"labels": {"a": "b"}, "colour": "red"},
+      "spec": {"domain": {"devices": {"disks": [{"name": "a"}, {"disk": {}}]},
+                          "resources": {"requests": {"memory": "1Gi"}}},
+               "volumes": [{"name": "a", "containerDisk": {"imagePullPolicy": "Always"}}]}}}})");
+  errors = validator().validate(StructureKind::virtual_machine, items);
+  expected = {
+      {forbidden, "spec.template.metadata.colour", "spec.template.metadata.colour in body is a forbidden property"},
+      {required, "spec.template.spec.domain.devices.disks[1].name",
+       "spec.template.spec.domain.devices.disks[1].name in body is required"},
+      {required, "spec.template.spec.volumes[0].containerDisk.image",
+       "spec.template.spec.volumes[0].containerDisk.image in body is required"},
+  };
+  EXPECT_EQ(errors, expected) << describe(errors);
+}
+
+TEST(StructureValidator, NamesFirstThenTypesEachInDocumentOrderOnePerPath) {
   // Schema order (alphabetical) would put running before metadata; the document's order wins.
+  // A member both checks find missing is reported once, with the names.
   const json::Document object = parse(R"({
     "spec": {
       "template": {"spec": {"domain": {"devices": {"disks": [{"name": "a"}, {"bootOrder": "1"}]},
@@ -543,10 +602,10 @@ TEST(StructureValidator, ErrorsComeInDocumentOrderOnePerPath) {
   })");
   const ErrorList errors = validator().validate(StructureKind::virtual_machine, object);
   const ErrorList expected = {
-      {invalid, "spec.template.spec.domain.devices.disks[1].bootOrder",
-       R"(spec.template.spec.domain.devices.disks[1].bootOrder in body must be of type integer: "string")"},
       {required, "spec.template.spec.domain.devices.disks[1].name",
        "spec.template.spec.domain.devices.disks[1].name in body is required"},
+      {invalid, "spec.template.spec.domain.devices.disks[1].bootOrder",
+       R"(spec.template.spec.domain.devices.disks[1].bootOrder in body must be of type integer: "string")"},
       {invalid, "spec.template.spec.domain.cpu.threads",
        R"(spec.template.spec.domain.cpu.threads in body must be of type integer: "string")"},
       {invalid, "spec.template.spec.domain.cpu.cores",
@@ -613,13 +672,16 @@ std::string nested_arrays(std::size_t depth, std::string_view leaf) {
 TEST(StructureValidator, DeepNesting) {
   for (std::size_t depth : {1000U, 100000U}) {
     const std::string deep = nested_arrays(depth, "1");
-    // Under an unknown field and under a declared object field: accepted.
+    // Under an unknown field: one cause, nothing below it is visited.
     json::Document vm_doc =
-        parse(R"({"spec": {"future": )" + deep + R"(, "template": {"spec": {"affinity": {"x": )" + deep + "}}}}}");
-    EXPECT_TRUE(validator().validate(StructureKind::virtual_machine, vm_doc).empty()) << depth;
+        parse(R"({"spec": {"future": )" + deep + R"(, "template": {"spec": {"domain": {"devices": {}}}}}})");
+    ErrorList errors = validator().validate(StructureKind::virtual_machine, vm_doc);
+    ASSERT_EQ(errors.size(), 1U) << describe(errors);
+    EXPECT_EQ(errors[0].message, "spec.future in body is a forbidden property");
     // As a typed field and as the root: one type error each.
-    json::Document typed = parse(R"({"spec": {"template": {"spec": {"domain": {"cpu": {"cores": )" + deep + "}}}}}}");
-    const ErrorList errors = validator().validate(StructureKind::virtual_machine, typed);
+    json::Document typed =
+        parse(R"({"spec": {"template": {"spec": {"domain": {"devices": {}, "cpu": {"cores": )" + deep + "}}}}}}");
+    errors = validator().validate(StructureKind::virtual_machine, typed);
     ASSERT_EQ(errors.size(), 1U) << describe(errors);
     EXPECT_EQ(errors[0].message, R"(spec.template.spec.domain.cpu.cores in body must be of type integer: "array")");
     json::Document root = parse(deep);
@@ -628,17 +690,24 @@ TEST(StructureValidator, DeepNesting) {
 }
 
 TEST(StructureValidator, ManyErrorsStayLinear) {
-  // 20000 wrong label values: one cause each, in document order, quickly.
+  // 20000 wrong label values and 20000 unknown members: one cause each, in document order,
+  // quickly.
   constexpr std::size_t count = 20000;
-  std::string text = R"({"metadata": {"labels": {)";
+  std::string text = R"({"spec": {"template": {"spec": {"domain": {"devices": {}, "cpu": {)";
+  for (std::size_t i = 0; i < count; ++i) {
+    text += (i == 0 ? "" : ",") + ("\"u" + std::to_string(i) + "\": " + std::to_string(i));
+  }
+  text += R"(}}}}}, "metadata": {"labels": {)";
   for (std::size_t i = 0; i < count; ++i) {
     text += (i == 0 ? "" : ",") + ("\"k" + std::to_string(i) + "\": " + std::to_string(i));
   }
   text += "}}}";
   const json::Document object = parse(text);
   const ErrorList errors = validator().validate(StructureKind::virtual_machine, object);
-  ASSERT_EQ(errors.size(), count);
-  EXPECT_EQ(errors.front().field, "metadata.labels[k0]");
+  ASSERT_EQ(errors.size(), 2 * count);
+  EXPECT_EQ(errors.front().field, "spec.template.spec.domain.cpu.u0");
+  EXPECT_EQ(errors[count - 1].field, "spec.template.spec.domain.cpu.u" + std::to_string(count - 1));
+  EXPECT_EQ(errors[count].field, "metadata.labels[k0]");
   EXPECT_EQ(errors.back().field, "metadata.labels[k" + std::to_string(count - 1) + "]");
 }
 

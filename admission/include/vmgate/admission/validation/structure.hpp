@@ -11,11 +11,14 @@
 // Unlike go-openapi, paths are Kubernetes field paths: list items as `disks[3]`, map
 // entries (labels, annotations, nodeSelector, resource lists) as `labels[app]`.
 //
-// Not checked here, on purpose: unknown fields (KubeVirt's API has far more fields than the
-// rules read; they are allowed), value syntax such as quantities and names (the rules check
-// it, with KubeVirt's messages), and the required-ness of spec, spec.template, domain and
-// devices of VMs and VMIs (the rules again). A null value is accepted for every optional
-// field, as Go decodes null as unset.
+// For VMs and VMIs the field names are checked too, as KubeVirt's openapi.go does (see
+// known_fields.hpp): an unknown member of the spec, of the template's metadata or at the top
+// level is "a forbidden property", a member the API requires (spec, template, domain,
+// devices, a disk's name...) "is required". Those causes come first.
+//
+// Not checked here, on purpose: value syntax such as quantities and names (the rules check
+// it, with KubeVirt's messages), and status and metadata (other than types). A null value is
+// accepted for every optional field, as Go decodes null as unset.
 #include <memory>
 
 #include "vmgate/admission/field_error.hpp"
@@ -43,10 +46,12 @@ class StructureValidator {
   StructureValidator(const StructureValidator& other);
   StructureValidator& operator=(const StructureValidator& other);
 
-  /// Field errors for wrong JSON types and shapes in `object`: FieldValueInvalid for a wrong
-  /// type or an out-of-range integer, FieldValueRequired for a missing required member,
-  /// FieldValueNotSupported for a value outside an enumeration. At most one error per field
-  /// path (the most specific one), in document order; empty when the structure is sound.
+  /// Field errors for unknown or missing members and wrong JSON types and shapes in `object`:
+  /// first (VMs and VMIs) FieldValueForbidden for an unknown member and FieldValueRequired for
+  /// a missing required one, object by object; then FieldValueInvalid for a wrong type or an
+  /// out-of-range integer, FieldValueRequired, FieldValueNotSupported for a value outside an
+  /// enumeration, at most one per field path (the most specific one), in document order.
+  /// Empty when the structure is sound.
   /// A non-object root gives one error with an empty field path.
   ///
   /// Never throws for any input value (non-objects, huge strings, deep nesting); an internal
