@@ -196,8 +196,11 @@ std::optional<std::string> infer_one(std::string_view matcher_key, std::string_v
       json::erase(*domain, "memory");
     }
   }
+  // Go's matcher has name and kind `omitempty`: a label with an empty value leaves `{}`.
   json::Value replacement(rapidjson::kObjectType);
-  json::set_string(replacement, "name", outcome.inferred->name, allocator);
+  if (!outcome.inferred->name.empty()) {
+    json::set_string(replacement, "name", outcome.inferred->name, allocator);
+  }
   if (!outcome.inferred->kind.empty()) {
     json::set_string(replacement, "kind", outcome.inferred->kind, allocator);
   }

@@ -209,6 +209,16 @@ TEST_F(InferFromVolume, KindOmittedWithoutKindLabel) {
   EXPECT_EQ(dump(*out.preference()), R"({"name":"fedora"})");
 }
 
+TEST_F(InferFromVolume, EmptyLabelValuesLeaveEmptyMatchers) {
+  // infer/volume.go only asks that the label exist; the matcher's name and kind are omitempty.
+  add(R"({"kind":"PersistentVolumeClaim","metadata":{"name":"emptyLabels","namespace":"default","labels":{
+      "instancetype.kubevirt.io/default-instancetype":"","instancetype.kubevirt.io/default-preference":""}}})");
+  const Inferred out = run(vm(both(), R"("persistentVolumeClaim":{"claimName":"emptyLabels"})"));
+  ASSERT_FALSE(out.error) << *out.error;
+  EXPECT_EQ(dump(*out.instancetype()), "{}");
+  EXPECT_EQ(dump(*out.preference()), "{}");
+}
+
 TEST_F(InferFromVolume, MatchersWithoutInferenceAreLeftAlone) {
   constexpr std::string_view matchers =
       R"("instancetype":{"name":"u1.small","revisionName":"r"},"preference":{"name":"p"})";
