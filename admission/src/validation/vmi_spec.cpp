@@ -24,6 +24,7 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_machine_type(spec, path, config));
   append(causes, validate_cpu(spec, path));
   append(causes, cpu::validate_feature_policies(spec, path));
+  append(causes, validate_realtime(spec, path));
   append(causes, validate_network_names(spec, path));
   append(causes, validate_disks(spec, path, config));
   append(causes, validate_inputs(spec, path));
@@ -31,6 +32,7 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_firmware(spec, path));
   append(causes, validate_volumes(spec, path));
   append(causes, validate_host_devices(spec, path, config));
+  append(causes, validate_launch_security(spec, path, config));
   return causes;
 }
 

@@ -33,6 +33,10 @@ ErrorList validate_io_threads_policy(const json::Value& spec, const FieldPath& p
 ErrorList validate_firmware(const json::Value& spec, const FieldPath& path);
 /// Host devices need the HostDevices feature gate.
 ErrorList validate_host_devices(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// cpu.realtime needs dedicatedCpuPlacement and numa.guestMappingPassthrough.
+ErrorList validate_realtime(const json::Value& spec, const FieldPath& path);
+/// launchSecurity: one type, its feature gate, UEFI without Secure Boot, no bootable NICs (amd64).
+ErrorList validate_launch_security(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 
 /// ValidateVirtualMachineInstanceSpec: every rule above, plus CPU feature policies and hugepages,
 /// in KubeVirt's order.
