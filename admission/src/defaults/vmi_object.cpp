@@ -16,11 +16,14 @@ namespace {
 using json::Allocator;
 using json::Value;
 
-// SetDefaults_FeatureState and friends: `enabled` defaults to true on a present feature.
-void enable_if_present(Value& parent, std::string_view key, Allocator& allocator) {
+// SetDefaults_FeatureState and friends: the on/off member defaults to true on a present
+// feature. It is `enabled` for features and `present` for clock timers (the Go field is
+// Enabled in both, but the timers' JSON name is "present": api/core/v1/schema.go).
+void enable_if_present(Value& parent, std::string_view key, Allocator& allocator,
+                       std::string_view switch_name = "enabled") {
   Value* feature = json::find(parent, key);
-  if (feature != nullptr && feature->IsObject() && spec::unset(*feature, "enabled")) {
-    json::set(*feature, "enabled", Value(true), allocator);
+  if (feature != nullptr && feature->IsObject() && spec::unset(*feature, switch_name)) {
+    json::set(*feature, switch_name, Value(true), allocator);
   }
 }
 
@@ -65,7 +68,7 @@ void set_timer_defaults(Value& domain, Allocator& allocator) {
     return;
   }
   for (std::string_view name : {"hpet", "kvm", "pit", "rtc", "hyperv"}) {
-    enable_if_present(*timer, name, allocator);
+    enable_if_present(*timer, name, allocator, "present");
   }
 }
 

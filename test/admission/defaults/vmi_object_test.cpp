@@ -86,11 +86,13 @@ TEST(DefaultsVmiObject, DisabledSpinlocksGetNoRetries) {
   EXPECT_EQ(text(kept, "/domain/features/hyperv/spinlocks"), R"({"spinlocks":8191,"enabled":true})");
 }
 
-TEST(DefaultsVmiObject, Timers) {
+TEST(DefaultsVmiObject, TimersArePresentUnlessSaidOtherwise) {
+  // A timer's on/off member is "present" in JSON (the Go field is Enabled).
   const json::Document spec = defaulted(
-      R"({"domain": {"clock": {"utc": {}, "timer": {"hpet": {"present": false}, "rtc": {}, "kvm": {"enabled": false}}}}})");
+      R"({"domain": {"clock": {"utc": {}, "timer": {"hpet": {"present": false}, "rtc": {"tickPolicy": "catchup"},
+          "kvm": {}}}}})");
   EXPECT_EQ(text(spec, "/domain/clock/timer"),
-            R"({"hpet":{"present":false,"enabled":true},"rtc":{"enabled":true},"kvm":{"enabled":false}})");
+            R"({"hpet":{"present":false},"rtc":{"tickPolicy":"catchup","present":true},"kvm":{"present":true}})");
 }
 
 TEST(DefaultsVmiObject, DiskTargets) {
