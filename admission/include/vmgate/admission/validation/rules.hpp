@@ -33,6 +33,12 @@ ErrorList validate_io_threads_policy(const json::Value& spec, const FieldPath& p
 ErrorList validate_firmware(const json::Value& spec, const FieldPath& path);
 /// Host devices need the HostDevices feature gate.
 ErrorList validate_host_devices(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// readinessProbe/livenessProbe: exactly one handler; HTTP and TCP ones need the pod network.
+ErrorList validate_probes(const json::Value& spec, const FieldPath& path);
+/// evictionStrategy ∈ {LiveMigrate, LiveMigrateIfPossible, None, External}.
+ErrorList validate_eviction_strategy(const json::Value& spec, const FieldPath& path);
+/// Sound device: model ich9 or ac97, a name.
+ErrorList validate_sound(const json::Value& spec, const FieldPath& path);
 /// cpu.realtime needs dedicatedCpuPlacement and numa.guestMappingPassthrough.
 ErrorList validate_realtime(const json::Value& spec, const FieldPath& path);
 /// launchSecurity: one type, its feature gate, UEFI without Secure Boot, no bootable NICs (amd64).
