@@ -69,6 +69,24 @@ TEST(ValidationDisks, BootOrder) {
             "order > 0, if supplied\n");
 }
 
+TEST(ValidationDisks, InterfaceBootOrdersShareTheDisksOnes) {
+  const auto spec = [](std::string_view devices) {
+    return describe(
+        validate_disks(parse(R"({"domain": {"devices": )" + std::string(devices) + R"(}, "volumes": [{"name": "a"}]})"),
+                       FieldPath("spec"), ClusterConfig{}));
+  };
+  EXPECT_EQ(spec(R"({"disks": [{"name": "a", "bootOrder": 1}], "interfaces": [{"name": "n", "bootOrder": 2}]})"), "");
+  EXPECT_EQ(spec(R"({"disks": [{"name": "a", "bootOrder": 1}], "interfaces": [{"name": "n", "bootOrder": 1}]})"),
+            "FieldValueInvalid spec.domain.devices.interfaces[0].bootOrder: Boot order for "
+            "spec.domain.devices.interfaces[0].bootOrder already set for a different device.\n");
+  // Without disks too; KubeVirt's "> 0" message indexes the spec path itself.
+  EXPECT_EQ(spec(R"({"interfaces": [{"name": "n", "bootOrder": 0}, {"name": "m", "bootOrder": 3},
+                     {"name": "o", "bootOrder": 3}]})"),
+            "FieldValueInvalid spec[0].bootOrder: spec[0] must have a boot order > 0, if supplied\n"
+            "FieldValueInvalid spec.domain.devices.interfaces[2].bootOrder: Boot order for "
+            "spec.domain.devices.interfaces[2].bootOrder already set for a different device.\n");
+}
+
 TEST(ValidationDisks, Buses) {
   EXPECT_EQ(check(R"([{"name": "a", "disk": {"bus": "ide"}}])", R"([{"name": "a"}])"),
             "FieldValueInvalid spec.domain.devices.disks[0].disk.bus: IDE bus is not supported\n");
