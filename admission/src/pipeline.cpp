@@ -215,7 +215,9 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
       }
     }
   }
-  if (ErrorList causes = validation::validate_vm_spec(vm, namespace_name, cluster.config()); !causes.empty()) {
+  if (ErrorList causes =
+          validation::validate_vm_spec(vm, namespace_name, cluster.config(), request.from_kubevirt_service_account);
+      !causes.empty()) {
     Verdict verdict = Verdict::invalid(std::move(causes));
     verdict.warnings = std::move(warnings);
     return verdict;

@@ -229,7 +229,8 @@ ErrorList validate_run_strategy(const json::Value& vm, const ClusterConfig& conf
 
 }  // namespace
 
-ErrorList validate_vm_spec(const json::Value& vm, std::string_view namespace_name, const ClusterConfig& config) {
+ErrorList validate_vm_spec(const json::Value& vm, std::string_view namespace_name, const ClusterConfig& config,
+                           bool from_kubevirt_service_account) {
   const json::Value* template_value = json::find_path(vm, {"spec", "template"});
   if (template_value == nullptr || !template_value->IsObject()) {
     return {{CauseType::field_value_required, "spec.template", "missing virtual machine template."}};
@@ -238,6 +239,10 @@ ErrorList validate_vm_spec(const json::Value& vm, std::string_view namespace_nam
   const json::Value* template_spec = json::find_object(*template_value, "spec");
   const json::Value empty(rapidjson::kObjectType);
   const json::Value& spec_value = template_spec != nullptr ? *template_spec : empty;
+  if (const json::Value* metadata = json::find_object(*template_value, "metadata")) {
+    append(causes, validate_vmi_metadata(*metadata, FieldPath("spec").child("template").child("metadata"), config,
+                                         from_kubevirt_service_account));
+  }
   append(causes, validate_vmi_spec(spec_value, FieldPath("spec").child("template").child("spec"), config));
   append(causes, validate_data_volume_templates(vm));
   append(causes, validate_run_strategy(vm, config));

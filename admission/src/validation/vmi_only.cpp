@@ -63,27 +63,6 @@ ErrorList memory_is_mandatory(const json::Value& spec, const FieldPath& path) {
                domain_path.child("resources").child("requests").child("memory").str() + "' must be set"}};
 }
 
-ErrorList reserved_labels(const json::Value& vmi, bool from_kubevirt_service_account) {
-  if (from_kubevirt_service_account) {
-    return {};
-  }
-  const json::Value* labels = json::find_path(vmi, {"metadata", "labels"});
-  if (labels == nullptr || !labels->IsObject()) {
-    return {};
-  }
-  // vmi-create-admitter.go restrictedVmiLabels.
-  constexpr std::array<std::string_view, 6> reserved{"kubevirt.io/created-by",  "kubevirt.io/migrationJobUID",
-                                                     "kubevirt.io/nodeName",    "kubevirt.io/migrationTargetNodeName",
-                                                     "kubevirt.io/schedulable", "kubevirt.io/install-strategy"};
-  for (std::string_view label : reserved) {
-    if (json::find(*labels, label) != nullptr) {
-      return {{CauseType::field_value_not_supported, "metadata.labels",
-               "creation of the following reserved kubevirt.io/ labels on a VMI object is prohibited"}};
-    }
-  }
-  return {};
-}
-
 // pkg/virt-api/webhooks/{amd64,arm64,s390x}.go: a present video device must name one of the
 // arch's models (an empty type is rejected too).
 void check_video(const json::Value* devices, const FieldPath& path, std::string_view arch,
@@ -175,7 +154,6 @@ void append(ErrorList& to, ErrorList&& from) {
 }  // namespace
 
 ErrorList validate_vmi_only(const json::Value& vmi, const ClusterConfig& config, bool from_kubevirt_service_account) {
-  (void)config;
   ErrorList causes;
   const json::Value* spec = json::find_object(vmi, "spec");
   const json::Value empty(rapidjson::kObjectType);
@@ -183,7 +161,9 @@ ErrorList validate_vmi_only(const json::Value& vmi, const ClusterConfig& config,
   const FieldPath path("spec");
   append(causes, volumes_need_disks(s, path));
   append(causes, memory_is_mandatory(s, path));
-  append(causes, reserved_labels(vmi, from_kubevirt_service_account));
+  if (const json::Value* metadata = json::find_object(vmi, "metadata")) {
+    append(causes, validate_vmi_metadata(*metadata, FieldPath("metadata"), config, from_kubevirt_service_account));
+  }
   append(causes, per_arch(s, path));
   return causes;
 }

@@ -17,7 +17,7 @@ using vmgate::testing::parse;
 using vmgate::testing::describe;
 
 std::string check(const std::string& vm, const ClusterConfig& config = ClusterConfig{}) {
-  return describe(validate_vm_spec(parse(vm), "default", config));
+  return describe(validate_vm_spec(parse(vm), "default", config, false));
 }
 
 // A VM with the given spec members besides the template.
@@ -162,7 +162,7 @@ TEST(ValidationVmSpec, EmbeddedNamespaceMustMatch) {
       check(vm),
       "FieldValueInvalid spec.dataVolumeTemplates[0]: Embedded DataVolume namespace other differs from VM namespace "
       "default\n");
-  EXPECT_EQ(describe(validate_vm_spec(parse(vm), "other", ClusterConfig{})), "");
+  EXPECT_EQ(describe(validate_vm_spec(parse(vm), "other", ClusterConfig{}, false)), "");
   EXPECT_EQ(
       check(with_templates(
           R"([{"metadata": {"name": "root", "namespace": "default"}, "spec": {"storage": {}, "source": {"blank": {}}}}])")),

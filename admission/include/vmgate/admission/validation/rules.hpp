@@ -48,10 +48,16 @@ ErrorList validate_launch_security(const json::Value& spec, const FieldPath& pat
 /// in KubeVirt's order.
 ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 
+/// Metadata of a VMI or a VM's template: reserved kubevirt.io/ labels (unless KubeVirt's own
+/// service accounts), the ignition and sidecar annotations need their feature gates.
+ErrorList validate_vmi_metadata(const json::Value& metadata, const FieldPath& path, const ClusterConfig& config,
+                                bool from_kubevirt_service_account);
+
 /// VMI CREATE only: volumes need a disk, memory is mandatory, reserved labels, per-arch rules.
 ErrorList validate_vmi_only(const json::Value& vmi, const ClusterConfig& config, bool from_kubevirt_service_account);
 
 /// VirtualMachine spec: template present, run strategy, dataVolumeTemplates, then the template spec.
-ErrorList validate_vm_spec(const json::Value& vm, std::string_view namespace_name, const ClusterConfig& config);
+ErrorList validate_vm_spec(const json::Value& vm, std::string_view namespace_name, const ClusterConfig& config,
+                           bool from_kubevirt_service_account);
 
 }  // namespace vmgate::admission::validation
