@@ -265,6 +265,19 @@ void read_uint(const json::Value& parent, std::string_view key, std::string_view
   out = v->GetUint();
 }
 
+void read_bool(const json::Value& parent, std::string_view key, std::string_view path, bool& out,
+               std::string& problems) {
+  const json::Value* v = json::find(parent, key);
+  if (v == nullptr || v->IsNull()) {
+    return;
+  }
+  if (!v->IsBool()) {
+    problems.append(problems.empty() ? "" : "; ").append(path).append(" must be true or false");
+    return;
+  }
+  out = v->GetBool();
+}
+
 }  // namespace
 
 Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) {
@@ -368,6 +381,9 @@ Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) 
     if (config.default_network_interface.empty()) {
       config.default_network_interface = "bridge";
     }
+    read_bool(*network, "permitBridgeInterfaceOnPodNetwork",
+              "spec.configuration.network.permitBridgeInterfaceOnPodNetwork",
+              config.permit_bridge_interface_on_pod_network, problems);
   }
   if (const json::Value* live = json::find_object(c, "liveUpdateConfiguration")) {
     read_uint(*live, "maxHotplugRatio", "spec.configuration.liveUpdateConfiguration.maxHotplugRatio",

@@ -231,7 +231,7 @@ TEST(ClusterConfigFromKubeVirt, EverySettingAdmissionReads) {
       },
       "developerConfiguration": {"featureGates": ["HostDevices", "Root"]},
       "instancetype": {"referencePolicy": "expand"},
-      "network": {"defaultNetworkInterface": "masquerade"},
+      "network": {"defaultNetworkInterface": "masquerade", "permitBridgeInterfaceOnPodNetwork": false},
       "liveUpdateConfiguration": {"maxHotplugRatio": 2, "maxCpuSockets": 16, "maxGuest": "64Gi"}
     }},
     "status": {"defaultArchitecture": "s390x"}
@@ -251,6 +251,7 @@ TEST(ClusterConfigFromKubeVirt, EverySettingAdmissionReads) {
   EXPECT_TRUE(config->feature_gate_enabled("Root"));
   EXPECT_EQ(config->instancetype_reference_policy, "expand");
   EXPECT_EQ(config->default_network_interface, "masquerade");
+  EXPECT_FALSE(config->permit_bridge_interface_on_pod_network);
   EXPECT_EQ(config->max_hotplug_ratio, 2U);
   EXPECT_EQ(config->max_cpu_sockets, 16U);
   EXPECT_EQ(config->max_guest, "64Gi");
@@ -327,6 +328,8 @@ TEST(ClusterConfigFromKubeVirt, MistypedSettingsAreErrors) {
        "spec.configuration.instancetype.referencePolicy must be a string"},
       {R"({"network": {"defaultNetworkInterface": null, "x": 1}, "liveUpdateConfiguration": {"maxHotplugRatio": -1}})",
        "spec.configuration.liveUpdateConfiguration.maxHotplugRatio must be a non-negative integer"},
+      {R"({"network": {"permitBridgeInterfaceOnPodNetwork": "no"}})",
+       "spec.configuration.network.permitBridgeInterfaceOnPodNetwork must be true or false"},
       {R"({"liveUpdateConfiguration": {"maxCpuSockets": "8"}})",
        "spec.configuration.liveUpdateConfiguration.maxCpuSockets must be a non-negative integer"},
       // Every problem is reported, joined by "; ".

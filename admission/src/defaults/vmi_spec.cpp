@@ -147,6 +147,9 @@ std::optional<std::string> set_default_network_interface(json::Value& vmi_spec, 
   if (binding == "slirp") {
     return "slirp interface is deprecated as of v1.3";
   }
+  if (binding == "bridge" && !config.permit_bridge_interface_on_pod_network) {
+    return "bridge interface is not enabled in kubevirt-config";
+  }
   if (binding == "bridge" || binding == "masquerade") {
     Value iface(rapidjson::kObjectType);
     iface.AddMember("name", "default", allocator);

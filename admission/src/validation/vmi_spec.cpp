@@ -25,6 +25,7 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_cpu(spec, path));
   append(causes, cpu::validate_feature_policies(spec, path));
   append(causes, validate_realtime(spec, path));
+  append(causes, validate_interface_bindings(spec, path, config));
   append(causes, validate_network_names(spec, path));
   append(causes, validate_disks(spec, path, config));
   append(causes, validate_inputs(spec, path));

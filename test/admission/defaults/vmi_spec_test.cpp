@@ -214,6 +214,17 @@ TEST(DefaultsVmiSpec, SlirpIsRejected) {
             "slirp interface is deprecated as of v1.3");
 }
 
+TEST(DefaultsVmiSpec, DefaultBridgeNeedsBridgeOnThePodNetworkPermitted) {
+  // pkg/network/vmispec/defaults.go SetDefaultNetworkInterface.
+  ClusterConfig config;
+  config.permit_bridge_interface_on_pod_network = false;
+  json::Document spec = parse("{}");
+  EXPECT_EQ(set_default_network_interface(spec, config, spec.GetAllocator()),
+            "bridge interface is not enabled in kubevirt-config");
+  config.default_network_interface = "masquerade";
+  EXPECT_EQ(set_default_network_interface(spec, config, spec.GetAllocator()), std::nullopt);
+}
+
 TEST(DefaultsVmiSpec, NoDefaultNetworkWhenTheUserChoseOne) {
   // vmi-mutator_test.go "should not add the default interfaces if"
   EXPECT_EQ(

@@ -89,6 +89,8 @@ TEST(ValidationVmiSpec, EveryRuleFamilyInKubeVirtOrder) {
       "in combination with DedicatedCPUPlacement\n"
       "FieldValueNotSupported spec.template.spec.domain.cpu.features[0].policy: CPU feature vmx uses policy sometimes "
       "that is not supported.\n"
+      "FieldValueInvalid spec.template.spec.domain.devices.interfaces[0].name: Masquerade interface only implemented "
+      "with pod network\n"
       "FieldValueRequired spec.template.spec.networks[0].name: spec.template.spec.networks[0].name 'other' not found.\n"
       "FieldValueInvalid spec.template.spec.domain.devices.interfaces[0].name: "
       "spec.template.spec.domain.devices.interfaces[0].name 'default' not found.\n"

@@ -49,6 +49,7 @@ struct ClusterConfig {
   std::vector<std::string> feature_gates;                   // developerConfiguration.featureGates
   std::string instancetype_reference_policy = "reference";  // instancetype.referencePolicy
   std::string default_network_interface = "bridge";         // network.defaultNetworkInterface
+  bool permit_bridge_interface_on_pod_network = true;       // network.permitBridgeInterfaceOnPodNetwork
   std::string eviction_strategy = "None";                   // evictionStrategy
   std::string vm_rollout_strategy = "LiveUpdate";           // vmRolloutStrategy
   std::uint32_t max_hotplug_ratio = 4;                      // liveUpdateConfiguration.maxHotplugRatio

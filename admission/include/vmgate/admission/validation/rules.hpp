@@ -19,6 +19,9 @@ ErrorList validate_memory(const json::Value& spec, const FieldPath& path, const 
 ErrorList validate_machine_type(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// CPU requests/limits, isolateEmulatorThread, dedicated CPU threads, NUMA passthrough.
 ErrorList validate_cpu(const json::Value& spec, const FieldPath& path);
+/// Interface bindings: exactly one; masquerade and passt on the pod network only; bridge on
+/// the pod network only when permitted; the in-pod bridge's MAC is reserved.
+ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// Interfaces ↔ networks by name, unique network and interface names.
 ErrorList validate_network_names(const json::Value& spec, const FieldPath& path);
 /// Disks: unique names, one target, known bus, disk → volume, boot order.

@@ -1,0 +1,83 @@
+// Reads: spec.domain.devices.interfaces[*].{name, bridge, masquerade, sriov, passtBinding, binding,
+// macAddress}, spec.networks[*].{name, pod}. Follows pkg/network/admitter/binding.go
+// validateInterfaceBinding and passt.go validatePasstBinding.
+#include <string>
+#include <unordered_map>
+
+#include "vmgate/admission/validation/rules.hpp"
+
+namespace vmgate::admission::validation {
+
+namespace {
+
+bool is_set(const json::Value& object, std::string_view key) {
+  const json::Value* value = json::find(object, key);
+  return value != nullptr && !value->IsNull();
+}
+
+}  // namespace
+
+ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
+  ErrorList causes;
+  const json::Value* interfaces = json::find_path(spec, {"domain", "devices", "interfaces"});
+  if (interfaces == nullptr || !interfaces->IsArray()) {
+    return causes;
+  }
+  // IndexNetworkSpecByName: the last network of a name wins; an interface without one sees an
+  // empty network (no pod source).
+  std::unordered_map<std::string_view, bool> on_pod_network;
+  if (const json::Value* networks = json::find_array(spec, "networks")) {
+    for (const json::Value& network : networks->GetArray()) {
+      if (network.IsObject()) {
+        on_pod_network[json::find_string(network, "name")] = is_set(network, "pod");
+      }
+    }
+  }
+  const FieldPath interfaces_path = path.child("domain").child("devices").child("interfaces");
+  for (rapidjson::SizeType i = 0; i < interfaces->Size(); ++i) {
+    const json::Value& interface = (*interfaces)[i];
+    if (!interface.IsObject()) {
+      continue;
+    }
+    const std::string_view name = json::find_string(interface, "name");
+    const auto network = on_pod_network.find(name);
+    const bool pod = network != on_pod_network.end() && network->second;
+    const std::string at = interfaces_path.index(i).str();
+    const std::string name_field = interfaces_path.index(i).child("name").str();
+    int bindings = 0;
+    for (std::string_view binding : {"bridge", "masquerade", "sriov", "passtBinding", "binding"}) {
+      bindings += is_set(interface, binding) ? 1 : 0;
+    }
+    if (bindings != 1) {
+      causes.push_back(
+          {CauseType::field_value_invalid, at,
+           "logical " + std::string(name) + " interface must have exactly one binding method or binding plugin"});
+    }
+    if (is_set(interface, "masquerade")) {
+      if (!pod) {
+        causes.push_back(
+            {CauseType::field_value_invalid, name_field, "Masquerade interface only implemented with pod network"});
+      }
+      if (json::find_string(interface, "macAddress") == "02:00:00:00:00:00") {
+        causes.push_back({CauseType::field_value_invalid, interfaces_path.index(i).child("macAddress").str(),
+                          "The requested MAC address is reserved for the in-pod bridge. Please choose another one."});
+      }
+    }
+    if (is_set(interface, "bridge") && pod && !config.permit_bridge_interface_on_pod_network) {
+      causes.push_back({CauseType::field_value_invalid, name_field,
+                        "Bridge on pod network configuration is not enabled under kubevirt-config"});
+    }
+    if (is_set(interface, "passtBinding")) {
+      if (!config.feature_gate_enabled("PasstBinding")) {
+        causes.push_back({CauseType::field_value_invalid, name_field, "PasstBinding feature gate is not enabled"});
+      }
+      if (!pod) {
+        causes.push_back(
+            {CauseType::field_value_invalid, name_field, "PasstBinding interface only implemented with pod network"});
+      }
+    }
+  }
+  return causes;
+}
+
+}  // namespace vmgate::admission::validation
