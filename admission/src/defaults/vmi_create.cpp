@@ -2,6 +2,7 @@
 // pkg/defaults/defaults.go SetDefaultVirtualMachineInstance.
 #include "vmgate/admission/cpu/model.hpp"
 #include "vmgate/admission/defaults/vm.hpp"
+#include "vmgate/admission/defaults/hyperv_dependencies.hpp"
 #include "vmgate/admission/defaults/vmi.hpp"
 #include "vmgate/admission/spec.hpp"
 
@@ -56,6 +57,7 @@ std::optional<std::string> apply_vmi_create_defaults(json::Value& vmi, std::stri
            std::string(metadata != nullptr ? json::find_string(*metadata, "name") : "");
   }
   set_object_defaults(spec_value, seed, allocator);
+  set_hyperv_dependencies(spec_value, allocator);
   set_arch_defaults(spec_value, allocator);
   cpu::set_default_model(spec_value, config, allocator);
   // KubeVirt records status.memory and currentCPUTopology before enabling hotplug.

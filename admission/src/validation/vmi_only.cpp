@@ -164,6 +164,7 @@ ErrorList validate_vmi_only(const json::Value& vmi, const ClusterConfig& config,
   if (const json::Value* metadata = json::find_object(vmi, "metadata")) {
     append(causes, validate_vmi_metadata(*metadata, FieldPath("metadata"), config, from_kubevirt_service_account));
   }
+  append(causes, validate_hyperv(s));
   append(causes, per_arch(s, path));
   return causes;
 }

@@ -56,6 +56,10 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
 ErrorList validate_vmi_metadata(const json::Value& metadata, const FieldPath& path, const ClusterConfig& config,
                                 bool from_kubevirt_service_account);
 
+/// VMI CREATE only: Hyper-V enlightenments' dependencies, eVMCS needs vmx required, no
+/// hyperv beside hypervPassthrough (the spec of a VMI, paths as KubeVirt writes them).
+ErrorList validate_hyperv(const json::Value& spec);
+
 /// VMI CREATE only: volumes need a disk, memory is mandatory, reserved labels, per-arch rules.
 ErrorList validate_vmi_only(const json::Value& vmi, const ClusterConfig& config, bool from_kubevirt_service_account);
 
