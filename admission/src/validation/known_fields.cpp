@@ -55,7 +55,7 @@ struct KnownFields::Tree {
 
   json::Document document;  // the names below are views into it
   std::unordered_map<std::string_view, Definition> definitions;
-  std::vector<std::unique_ptr<Holds>> holds;
+  std::vector<std::unique_ptr<Holds>> all_holds;  // owns every Holds below
   const Definition* vm_spec = nullptr;
   const Definition* vmi_spec = nullptr;
 
@@ -84,8 +84,8 @@ struct KnownFields::Tree {
     } else if (!(value.IsInt() && value.GetInt() == 0)) {
       tree_bug("unknown shape " + json::to_string(value));
     }
-    holds.push_back(std::move(compiled));
-    return holds.back().get();
+    all_holds.push_back(std::move(compiled));
+    return all_holds.back().get();
   }
 
   const Definition& root(std::string_view kind) const {
