@@ -22,9 +22,9 @@ ErrorList validate_hyperv(const json::Value& spec) {
     if (defaults::hyperv_feature_state(*hyperv, dependency.feature) == defaults::FeatureState::enabled &&
         defaults::hyperv_feature_state(*hyperv, dependency.required) != defaults::FeatureState::enabled) {
       const std::string field = doubled + std::string(dependency.feature);
-      causes.push_back(
-          {CauseType::field_value_invalid, field,
-           "'" + field + "' requires '" + doubled + std::string(dependency.required) + "', which was disabled."});
+      std::string message = "'" + field + "' requires '";
+      message.append(doubled).append(dependency.required).append("', which was disabled.");
+      causes.push_back({CauseType::field_value_invalid, field, std::move(message)});
     }
   }
   const json::Value* evmcs = json::find(*hyperv, "evmcs");
