@@ -8,15 +8,6 @@
 
 namespace vmgate::admission::validation {
 
-namespace {
-
-bool is_set(const json::Value& object, std::string_view key) {
-  const json::Value* value = json::find(object, key);
-  return value != nullptr && !value->IsNull();
-}
-
-}  // namespace
-
 ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
   ErrorList causes;
   const json::Value* interfaces = json::find_path(spec, {"domain", "devices", "interfaces"});
@@ -29,7 +20,7 @@ ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& 
   if (const json::Value* networks = json::find_array(spec, "networks")) {
     for (const json::Value& network : networks->GetArray()) {
       if (network.IsObject()) {
-        on_pod_network[json::find_string(network, "name")] = is_set(network, "pod");
+        on_pod_network[json::find_string(network, "name")] = json::has(network, "pod");
       }
     }
   }
@@ -46,14 +37,14 @@ ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& 
     const std::string name_field = interfaces_path.index(i).child("name").str();
     int bindings = 0;
     for (std::string_view binding : {"bridge", "masquerade", "sriov", "passtBinding", "binding"}) {
-      bindings += is_set(interface, binding) ? 1 : 0;
+      bindings += json::has(interface, binding) ? 1 : 0;
     }
     if (bindings != 1) {
       causes.push_back(
           {CauseType::field_value_invalid, at,
            "logical " + std::string(name) + " interface must have exactly one binding method or binding plugin"});
     }
-    if (is_set(interface, "masquerade")) {
+    if (json::has(interface, "masquerade")) {
       if (!pod) {
         causes.push_back(
             {CauseType::field_value_invalid, name_field, "Masquerade interface only implemented with pod network"});
@@ -63,11 +54,11 @@ ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& 
                           "The requested MAC address is reserved for the in-pod bridge. Please choose another one."});
       }
     }
-    if (is_set(interface, "bridge") && pod && !config.permit_bridge_interface_on_pod_network) {
+    if (json::has(interface, "bridge") && pod && !config.permit_bridge_interface_on_pod_network) {
       causes.push_back({CauseType::field_value_invalid, name_field,
                         "Bridge on pod network configuration is not enabled under kubevirt-config"});
     }
-    if (is_set(interface, "passtBinding")) {
+    if (json::has(interface, "passtBinding")) {
       if (!config.feature_gate_enabled("PasstBinding")) {
         causes.push_back({CauseType::field_value_invalid, name_field, "PasstBinding feature gate is not enabled"});
       }

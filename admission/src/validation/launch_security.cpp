@@ -12,18 +12,12 @@ namespace vmgate::admission::validation {
 
 namespace {
 
-// A pointer member that is set (Go: non-nil): present and not null.
-bool is_set(const json::Value& object, std::string_view key) {
-  const json::Value* value = json::find(object, key);
-  return value != nullptr && !value->IsNull();
-}
-
 ErrorList validate_amd64(const json::Value& spec, const json::Value& domain, const json::Value& launch_security,
                          const ClusterConfig& config, const std::string& field) {
   ErrorList causes;
-  const bool sev = is_set(launch_security, "sev");
-  const bool snp = is_set(launch_security, "snp");
-  const bool tdx = is_set(launch_security, "tdx");
+  const bool sev = json::has(launch_security, "sev");
+  const bool snp = json::has(launch_security, "snp");
+  const bool tdx = json::has(launch_security, "tdx");
   std::vector<std::string> selected;
   std::string gate;
   if (sev) {
@@ -74,14 +68,14 @@ ErrorList validate_amd64(const json::Value& spec, const json::Value& domain, con
   }
   if (sev && json::find_string(spec, "startStrategy") != "Paused") {
     const json::Value* sev_value = json::find(launch_security, "sev");
-    if (sev_value->IsObject() && is_set(*sev_value, "attestation")) {
+    if (sev_value->IsObject() && json::has(*sev_value, "attestation")) {
       causes.push_back({CauseType::field_value_invalid, field, "SEV attestation requires VMI StartStrategy 'Paused'"});
     }
   }
   if (const json::Value* interfaces = json::find_path(domain, {"devices", "interfaces"});
       interfaces != nullptr && interfaces->IsArray()) {
     for (const json::Value& interface : interfaces->GetArray()) {
-      if (interface.IsObject() && is_set(interface, "bootOrder")) {
+      if (interface.IsObject() && json::has(interface, "bootOrder")) {
         causes.push_back(
             {CauseType::field_value_invalid, field,
              type + " does not work with bootable NICs: " + std::string(json::find_string(interface, "name"))});

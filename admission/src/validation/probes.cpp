@@ -10,15 +10,10 @@ namespace vmgate::admission::validation {
 
 namespace {
 
-bool is_set(const json::Value& object, std::string_view key) {
-  const json::Value* value = json::find(object, key);
-  return value != nullptr && !value->IsNull();
-}
-
 void validate_probe(const json::Value& probe, const FieldPath& field, ErrorList& causes) {
   int handlers = 0;
   for (std::string_view handler : {"httpGet", "tcpSocket", "exec", "guestAgentPing"}) {
-    handlers += is_set(probe, handler) ? 1 : 0;
+    handlers += json::has(probe, handler) ? 1 : 0;
   }
   if (handlers > 1) {
     causes.push_back(
@@ -37,7 +32,7 @@ bool has_pod_network(const json::Value& spec) {
     return false;
   }
   for (const json::Value& network : networks->GetArray()) {
-    if (network.IsObject() && is_set(network, "pod")) {
+    if (network.IsObject() && json::has(network, "pod")) {
       return true;
     }
   }
@@ -61,7 +56,7 @@ ErrorList validate_probes(const json::Value& spec, const FieldPath& path) {
   for (std::string_view name : probes) {
     if (const json::Value* probe = json::find_object(spec, name)) {
       for (std::string_view handler : {"httpGet", "tcpSocket"}) {
-        if (is_set(*probe, handler)) {
+        if (json::has(*probe, handler)) {
           const std::string field = path.child(name).child(handler).str();
           causes.push_back(
               {CauseType::field_value_invalid, field, field + " is only allowed if the Pod Network is attached"});
