@@ -177,8 +177,8 @@ std::vector<std::string> ClusterConfig::emulated_machines_for(std::string_view a
 
 namespace {
 // pkg/virt-config/featuregate/{active,inactive}.go at the reference commit. featuregate.IsEnabled:
-// a GA gate is always on, a Beta gate is on unless developerConfiguration.disabledFeatureGates
-// lists it (vmgate does not read that list yet), an Alpha gate only when listed.
+// a GA gate is always on, then a gate listed in developerConfiguration.featureGates is on, one
+// listed in disabledFeatureGates off, and otherwise a Beta gate is on and an Alpha gate off.
 constexpr std::array<std::string_view, 15> beta_gates{"ImageVolume",
                                                       "Snapshot",
                                                       "WorkloadEncryptionSEV",
@@ -228,11 +228,16 @@ constexpr std::array<std::string_view, 31> ga_gates{"LiveMigration",
 }  // namespace
 
 bool ClusterConfig::feature_gate_enabled(std::string_view gate) const {
-  if (std::find(ga_gates.begin(), ga_gates.end(), gate) != ga_gates.end() ||
-      std::find(beta_gates.begin(), beta_gates.end(), gate) != beta_gates.end()) {
+  const auto listed = [gate](const std::vector<std::string>& gates) {
+    return std::find(gates.begin(), gates.end(), gate) != gates.end();
+  };
+  if (std::find(ga_gates.begin(), ga_gates.end(), gate) != ga_gates.end() || listed(feature_gates)) {
     return true;
   }
-  return std::find(feature_gates.begin(), feature_gates.end(), gate) != feature_gates.end();
+  if (listed(disabled_feature_gates)) {
+    return false;
+  }
+  return std::find(beta_gates.begin(), beta_gates.end(), gate) != beta_gates.end();
 }
 
 namespace {
@@ -263,6 +268,24 @@ void read_uint(const json::Value& parent, std::string_view key, std::string_view
     return;
   }
   out = v->GetUint();
+}
+
+// A list of strings; any other element makes the whole setting an error.
+void read_string_list(const json::Value& parent, std::string_view key, std::string_view path,
+                      std::vector<std::string>& out, std::string& problems) {
+  const json::Value* v = json::find(parent, key);
+  if (v == nullptr || v->IsNull()) {
+    return;
+  }
+  const bool strings =
+      v->IsArray() && std::all_of(v->Begin(), v->End(), [](const json::Value& item) { return item.IsString(); });
+  if (!strings) {
+    problems.append(problems.empty() ? "" : "; ").append(path).append(" must be a list of strings");
+    return;
+  }
+  for (const json::Value& item : v->GetArray()) {
+    out.emplace_back(json::as_view(item));
+  }
 }
 
 void read_bool(const json::Value& parent, std::string_view key, std::string_view path, bool& out,
@@ -356,17 +379,12 @@ Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) 
       config.arch_emulated_machines[std::string(arch)] = globs;
     }
   }
-  if (const json::Value* gates = json::find_path(c, {"developerConfiguration", "featureGates"})) {
-    if (gates->IsArray()) {
-      for (const json::Value& gate : gates->GetArray()) {
-        if (gate.IsString()) {
-          config.feature_gates.emplace_back(json::as_view(gate));
-        }
-      }
-    } else if (!gates->IsNull()) {
-      problems.append(problems.empty() ? "" : "; ")
-          .append("spec.configuration.developerConfiguration.featureGates must be a list of strings");
-    }
+  if (const json::Value* developer = json::find_object(c, "developerConfiguration")) {
+    read_string_list(*developer, "featureGates", "spec.configuration.developerConfiguration.featureGates",
+                     config.feature_gates, problems);
+    read_string_list(*developer, "disabledFeatureGates",
+                     "spec.configuration.developerConfiguration.disabledFeatureGates", config.disabled_feature_gates,
+                     problems);
   }
   if (const json::Value* instancetype = json::find_object(c, "instancetype")) {
     read_string(*instancetype, "referencePolicy", "spec.configuration.instancetype.referencePolicy",

@@ -355,6 +355,24 @@ TEST(ClusterConfigFeatureGates, AlphaGatesOnlyWhenListed) {
   EXPECT_FALSE(config.feature_gate_enabled("Root"));
 }
 
+TEST(ClusterConfigFeatureGates, DisabledFeatureGatesTurnBetaGatesOff) {
+  // featuregate.IsEnabled: GA always on; listed in featureGates wins over disabledFeatureGates.
+  const Result<ClusterConfig> config = ClusterConfig::from_kubevirt(parse(R"({"spec": {"configuration": {
+      "developerConfiguration": {"featureGates": ["Snapshot"],
+                                 "disabledFeatureGates": ["DecentralizedLiveMigration", "Snapshot", "NUMA"]}}}})"));
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_FALSE(config->feature_gate_enabled("DecentralizedLiveMigration"));
+  EXPECT_TRUE(config->feature_gate_enabled("Snapshot"));
+  EXPECT_TRUE(config->feature_gate_enabled("NUMA"));  // GA
+  EXPECT_TRUE(config->feature_gate_enabled("PasstBinding"));
+
+  const Result<ClusterConfig> mixed = ClusterConfig::from_kubevirt(
+      parse(R"({"spec": {"configuration": {"developerConfiguration": {"disabledFeatureGates": ["A", 1]}}}})"));
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_EQ(mixed.error().message,
+            "spec.configuration.developerConfiguration.disabledFeatureGates must be a list of strings");
+}
+
 TEST(ClusterConfigFeatureGates, BetaAndGaGatesAreOnByDefault) {
   // pkg/virt-config/featuregate IsEnabled: GA always, Beta unless disabled.
   const ClusterConfig config;

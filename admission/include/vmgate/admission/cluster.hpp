@@ -47,6 +47,7 @@ struct ClusterConfig {
   std::unordered_map<std::string, std::string> arch_machine_type;  // architectureConfiguration.<arch>.machineType
   std::unordered_map<std::string, std::vector<std::string>> arch_emulated_machines;
   std::vector<std::string> feature_gates;                   // developerConfiguration.featureGates
+  std::vector<std::string> disabled_feature_gates;          // developerConfiguration.disabledFeatureGates
   std::string instancetype_reference_policy = "reference";  // instancetype.referencePolicy
   std::string default_network_interface = "bridge";         // network.defaultNetworkInterface
   bool permit_bridge_interface_on_pod_network = true;       // network.permitBridgeInterfaceOnPodNetwork
