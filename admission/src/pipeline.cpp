@@ -215,9 +215,24 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
       }
     }
   }
-  if (ErrorList causes =
-          validation::validate_vm_spec(vm, namespace_name, cluster.config(), request.from_kubevirt_service_account);
-      !causes.empty()) {
+  const bool update = request.operation == Operation::update;
+  if (!update && has_template) {
+    // vms-admitter.go: on CREATE the network admitter's ValidateCreation, with the path "spec".
+    const json::Value* template_spec = json::find_object(*template_value, "spec");
+    const json::Value empty(rapidjson::kObjectType);
+    if (ErrorList causes = validation::validate_discontinued_bindings(template_spec != nullptr ? *template_spec : empty,
+                                                                      FieldPath("spec"));
+        !causes.empty()) {
+      Verdict verdict = Verdict::invalid(std::move(causes));
+      verdict.warnings = std::move(warnings);
+      return verdict;
+    }
+  }
+  ErrorList causes = validation::validate_vm_spec(vm, cluster.config(), request.from_kubevirt_service_account);
+  if (causes.empty()) {
+    causes = validation::validate_vm_storage(object, request.old_object, update, namespace_name);
+  }
+  if (!causes.empty()) {
     Verdict verdict = Verdict::invalid(std::move(causes));
     verdict.warnings = std::move(warnings);
     return verdict;
@@ -251,9 +266,12 @@ Verdict validate_vmi(const Request& request, const ClusterView& cluster, const S
     }
     return Verdict::allow();
   }
-  ErrorList causes;
   const json::Value* spec_value = json::find_object(object, "spec");
   const json::Value empty(rapidjson::kObjectType);
+  // The network admitter, registered as a spec validator of the VMI create webhook, reports
+  // discontinued bindings before the spec rules.
+  ErrorList causes =
+      validation::validate_discontinued_bindings(spec_value != nullptr ? *spec_value : empty, FieldPath("spec"));
   ErrorList spec_causes =
       validation::validate_vmi_spec(spec_value != nullptr ? *spec_value : empty, FieldPath("spec"), cluster.config());
   causes.insert(causes.end(), spec_causes.begin(), spec_causes.end());

@@ -149,6 +149,33 @@ TEST(Pipeline, MissingInstancetypeIsAdmittedWithAWarningThatNamesIt) {
       << outcome.verdict.warnings[0];
 }
 
+TEST(Pipeline, DiscontinuedBindingsOnCreateAndStorageAfterTheSpec) {
+  const Pipeline pipeline;
+  const ObjectStore store;
+  // vms-admitter.go runs the network ValidateCreation with the path "spec" and answers with it alone.
+  const json::Document slirp = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
+    "metadata":{"name":"vm","namespace":"ns"},
+    "spec":{"runStrategy":"Always","template":{"spec":{"domain":{"devices":{"interfaces":[{"name":"default","slirp":{}}]},
+      "memory":{"guest":"1Gi"}},"networks":[{"name":"default","pod":{}}]}}}})");
+  Request r;
+  r.object = &slirp;
+  Outcome outcome = pipeline.admit(r, store);
+  EXPECT_EQ(outcome.verdict.message, "Slirp interface support has been discontinued since v1.3");
+  ASSERT_EQ(outcome.verdict.causes.size(), 1U);
+  EXPECT_EQ(outcome.verdict.causes[0].field, "spec.domain.devices.interfaces[0].slirp");
+
+  // The dataVolumeTemplates' namespace is checked only once the spec passed.
+  const json::Document both = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
+    "metadata":{"name":"vm","namespace":"ns"},
+    "spec":{"runStrategy":"Sometimes","dataVolumeTemplates":[{"metadata":{"name":"root","namespace":"other"},
+      "spec":{"storage":{},"source":{"blank":{}}}}],
+      "template":{"spec":{"domain":{"devices":{}},"volumes":[{"name":"root","dataVolume":{"name":"root"}}]}}}})");
+  r.object = &both;
+  outcome = pipeline.admit(r, store);
+  EXPECT_EQ(outcome.verdict.message.find("Embedded DataVolume"), std::string::npos) << outcome.verdict.message;
+  EXPECT_NE(outcome.verdict.message.find("Sometimes"), std::string::npos) << outcome.verdict.message;
+}
+
 TEST(Pipeline, ReferencePolicyExpandWritesTheInstancetypeIntoTheStoredVm) {
   const Pipeline pipeline;
   ObjectStore store;

@@ -100,28 +100,6 @@ ErrorList validate_data_volume_templates(const json::Value& vm) {
   return causes;
 }
 
-// pkg/storage/admitters/data-volume-template.go validateVirtualMachineDataVolumeTemplateNamespace:
-// a later stage (storageadmitters.Admit), reached only when the spec validation passed. It checks
-// every template, and names the whole entry `spec.dataVolumeTemplates[i]`. (KubeVirt skips it on
-// an UPDATE that leaves the templates unchanged; vmgate sees no old object here.)
-ErrorList validate_data_volume_template_namespaces(const json::Value& vm, std::string_view namespace_name) {
-  ErrorList causes;
-  const json::Value* templates = json::find_path(vm, {"spec", "dataVolumeTemplates"});
-  if (templates == nullptr || !templates->IsArray()) {
-    return causes;
-  }
-  for (rapidjson::SizeType i = 0; i < templates->Size(); ++i) {
-    const json::Value* metadata = json::find_object((*templates)[i], "metadata");
-    const std::string_view dv_namespace = metadata != nullptr ? json::find_string(*metadata, "namespace") : "";
-    if (!dv_namespace.empty() && dv_namespace != namespace_name) {
-      causes.push_back({CauseType::field_value_invalid, FieldPath("spec").child("dataVolumeTemplates").index(i).str(),
-                        "Embedded DataVolume namespace " + std::string(dv_namespace) + " differs from VM namespace " +
-                            std::string(namespace_name)});
-    }
-  }
-  return causes;
-}
-
 // pkg/liveupdate/memory/memory.go ValidateLiveUpdateMemory: the first reason memory hotplug
 // cannot work with this spec and maxGuest, or "" when it can.
 std::string live_update_memory_problem(const json::Value& template_spec, const json::Value& domain,
@@ -229,8 +207,7 @@ ErrorList validate_run_strategy(const json::Value& vm, const ClusterConfig& conf
 
 }  // namespace
 
-ErrorList validate_vm_spec(const json::Value& vm, std::string_view namespace_name, const ClusterConfig& config,
-                           bool from_kubevirt_service_account) {
+ErrorList validate_vm_spec(const json::Value& vm, const ClusterConfig& config, bool from_kubevirt_service_account) {
   const json::Value* template_value = json::find_path(vm, {"spec", "template"});
   if (template_value == nullptr || !template_value->IsObject()) {
     return {{CauseType::field_value_required, "spec.template", "missing virtual machine template."}};
@@ -247,9 +224,6 @@ ErrorList validate_vm_spec(const json::Value& vm, std::string_view namespace_nam
   append(causes, validate_data_volume_templates(vm));
   append(causes, validate_run_strategy(vm, config));
   append(causes, validate_live_update(spec_value, config));
-  if (causes.empty()) {
-    causes = validate_data_volume_template_namespaces(vm, namespace_name);
-  }
   return causes;
 }
 

@@ -24,6 +24,7 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_machine_type(spec, path, config));
   append(causes, validate_cpu(spec, path));
   append(causes, cpu::validate_feature_policies(spec, path));
+  append(causes, validate_cpu_hotplug(spec, path));
   append(causes, validate_realtime(spec, path));
   append(causes, validate_interface_bindings(spec, path, config));
   append(causes, validate_network_names(spec, path));
@@ -37,6 +38,7 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_host_devices(spec, path, config));
   append(causes, validate_sound(spec, path));
   append(causes, validate_launch_security(spec, path, config));
+  append(causes, validate_video(spec, path));
   return causes;
 }
 

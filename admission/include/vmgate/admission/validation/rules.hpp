@@ -42,6 +42,12 @@ ErrorList validate_probes(const json::Value& spec, const FieldPath& path);
 ErrorList validate_eviction_strategy(const json::Value& spec, const FieldPath& path);
 /// Sound device: model ich9 or ac97, a name.
 ErrorList validate_sound(const json::Value& spec, const FieldPath& path);
+/// cpu.sockets at most cpu.maxSockets (when set).
+ErrorList validate_cpu_hotplug(const json::Value& spec, const FieldPath& path);
+/// A video device with autoattachGraphicsDevice false.
+ErrorList validate_video(const json::Value& spec, const FieldPath& path);
+/// CREATE: the slirp, passt and macvtap bindings were discontinued in v1.3.
+ErrorList validate_discontinued_bindings(const json::Value& spec, const FieldPath& path);
 /// cpu.realtime needs dedicatedCpuPlacement and numa.guestMappingPassthrough.
 ErrorList validate_realtime(const json::Value& spec, const FieldPath& path);
 /// launchSecurity: one type, its feature gate, UEFI without Secure Boot, no bootable NICs (amd64).
@@ -64,7 +70,13 @@ ErrorList validate_hyperv(const json::Value& spec);
 ErrorList validate_vmi_only(const json::Value& vmi, const ClusterConfig& config, bool from_kubevirt_service_account);
 
 /// VirtualMachine spec: template present, run strategy, dataVolumeTemplates, then the template spec.
-ErrorList validate_vm_spec(const json::Value& vm, std::string_view namespace_name, const ClusterConfig& config,
-                           bool from_kubevirt_service_account);
+ErrorList validate_vm_spec(const json::Value& vm, const ClusterConfig& config, bool from_kubevirt_service_account);
+
+/// VirtualMachine storage, after the spec passed: dataVolumeTemplates in the VM's namespace
+/// (unless an UPDATE left them unchanged); on UPDATE, no volume or running-state change while a
+/// snapshot is in progress and no runStrategy change while a restore is. `old_vm` is required on
+/// UPDATE.
+ErrorList validate_vm_storage(const json::Value& vm, const json::Value* old_vm, bool update,
+                              std::string_view namespace_name);
 
 }  // namespace vmgate::admission::validation
