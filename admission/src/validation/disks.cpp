@@ -3,10 +3,14 @@
 // pkg/storage/admitters/disks.go ValidateDisks (names, targets, bus support) and
 // vmi-create-admitter.go validateBootOrder (disk → volume, boot orders unique across disks and
 // interfaces).
+#include <algorithm>
+#include <cctype>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "vmgate/admission/spec.hpp"
+#include "vmgate/admission/validation/dns1123.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 
 namespace vmgate::admission::validation {
@@ -81,6 +85,52 @@ void validate_interface_boot_orders(const json::Value& spec, const FieldPath& pa
   }
 }
 
+// ValidateDisks after the bus: serial number, cache, IO mode, error policy, and the name as a
+// container name (it may become one). KubeVirt's `field` is the disks list: some causes name
+// `<disks>[i].x`, others the doubled `<disks>.domain.devices.disks[i].x`, and the IO mode
+// message the list itself; kept as KubeVirt writes them.
+void validate_disk_fields(const json::Value& disk, const FieldPath& disk_path, const FieldPath& disks_path,
+                          const FieldPath& doubled, ErrorList& causes) {
+  if (const std::string_view serial = json::find_string(disk, "serial"); !serial.empty()) {
+    const bool valid = std::all_of(serial.begin(), serial.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '+' || c == '-';
+    });
+    if (!valid) {
+      causes.push_back(
+          {CauseType::field_value_invalid, disk_path.child("serial").str(),
+           disk_path.str() + " must be made up of the following characters [A-Za-z0-9_.+-], if specified"});
+    }
+    constexpr std::size_t max_serial_runes = 256;
+    const auto runes = static_cast<std::size_t>(std::count_if(serial.begin(), serial.end(), [](char c) {
+      return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;  // UTF-8 lead bytes: one per rune
+    }));
+    if (runes > max_serial_runes) {
+      causes.push_back({CauseType::field_value_invalid, disk_path.child("serial").str(),
+                        disk_path.str() + " must be less than or equal to 256 in length, if specified"});
+    }
+  }
+  if (const std::string_view cache = json::find_string(disk, "cache");
+      !cache.empty() && cache != "none" && cache != "writethrough" && cache != "writeback") {
+    causes.push_back({CauseType::field_value_invalid, disk_path.child("cache").str(),
+                      disk_path.child("cache").str() + " has invalid value " + std::string(cache)});
+  }
+  if (const std::string_view io = json::find_string(disk, "io"); !io.empty() && io != "native" && io != "threads") {
+    causes.push_back(
+        {CauseType::field_value_not_supported, doubled.child("io").str(),
+         "Disk IO mode for " + disks_path.str() + " is not supported. Supported modes are: native, threads."});
+  }
+  if (const json::Value* policy = json::find(disk, "errorPolicy"); policy != nullptr && policy->IsString()) {
+    const std::string_view value = json::as_view(*policy);
+    if (value != "stop" && value != "ignore" && value != "report" && value != "enospace") {
+      causes.push_back({CauseType::field_value_invalid, disk_path.child("errorPolicy").str(),
+                        disk_path.child("errorPolicy").str() + " has invalid value \"" + std::string(value) + "\""});
+    }
+  }
+  for (std::string& error : dns1123_label_errors(json::find_string(disk, "name"))) {
+    causes.push_back({CauseType::field_value_invalid, doubled.child("name").str(), std::move(error)});
+  }
+}
+
 }  // namespace
 
 ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
@@ -143,7 +193,9 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
       causes.push_back({CauseType::field_value_invalid, disk_path.child("bootOrder").str(),
                         disk_path.str() + " must have a boot order > 0, if supplied"});
     }
-    validate_bus(disk, disk_path, disks_path.child("domain").child("devices").child("disks").index(i), causes);
+    const FieldPath doubled = disks_path.child("domain").child("devices").child("disks").index(i);
+    validate_bus(disk, disk_path, doubled, causes);
+    validate_disk_fields(disk, disk_path, disks_path, doubled, causes);
   }
   return causes;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "vmgate/admission/validation/dns1123.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 
 namespace vmgate::admission::validation {
@@ -52,7 +53,9 @@ std::string join(const std::vector<std::string>& errors) {
   return out;
 }
 
-std::vector<std::string> label_errors(std::string_view value) {
+}  // namespace
+
+std::vector<std::string> dns1123_label_errors(std::string_view value) {
   std::vector<std::string> errors;
   if (value.size() > 63) {
     errors.emplace_back("must be no more than 63 characters");
@@ -70,7 +73,7 @@ std::vector<std::string> label_errors(std::string_view value) {
   return errors;
 }
 
-std::vector<std::string> subdomain_errors(std::string_view value) {
+std::vector<std::string> dns1123_subdomain_errors(std::string_view value) {
   std::vector<std::string> errors;
   if (value.size() > 253) {
     errors.emplace_back("must be no more than 253 characters");
@@ -84,19 +87,17 @@ std::vector<std::string> subdomain_errors(std::string_view value) {
   return errors;
 }
 
-}  // namespace
-
 ErrorList validate_dns_names(const json::Value& spec, const FieldPath& path) {
   ErrorList causes;
   if (std::string_view hostname = json::find_string(spec, "hostname"); !hostname.empty()) {
-    if (std::vector<std::string> errors = label_errors(hostname); !errors.empty()) {
+    if (std::vector<std::string> errors = dns1123_label_errors(hostname); !errors.empty()) {
       causes.push_back(
           {CauseType::field_value_invalid, path.child("hostname").str(),
            path.child("hostname").str() + " does not conform to the kubernetes DNS_LABEL rules : " + join(errors)});
     }
   }
   if (std::string_view subdomain = json::find_string(spec, "subdomain"); !subdomain.empty()) {
-    if (std::vector<std::string> errors = subdomain_errors(subdomain); !errors.empty()) {
+    if (std::vector<std::string> errors = dns1123_subdomain_errors(subdomain); !errors.empty()) {
       causes.push_back({CauseType::field_value_invalid, path.child("subdomain").str(),
                         path.child("subdomain").str() +
                             " does not conform to the kubernetes DNS_SUBDOMAIN rules : " + join(errors)});

@@ -87,6 +87,32 @@ TEST(ValidationDisks, InterfaceBootOrdersShareTheDisksOnes) {
             "spec.domain.devices.interfaces[2].bootOrder already set for a different device.\n");
 }
 
+TEST(ValidationDisks, SerialCacheIoErrorPolicyAndNameAsContainerName) {
+  EXPECT_EQ(check(R"([{"name": "a", "serial": "SN-0001_x.y+z", "cache": "writeback", "io": "native",
+                      "errorPolicy": "report"}])",
+                  R"([{"name": "a"}])"),
+            "");
+  EXPECT_EQ(
+      check(R"([{"name": "a", "serial": "SN 0001", "cache": "unsafe", "io": "io_uring", "errorPolicy": "retry"}])",
+            R"([{"name": "a"}])"),
+      "FieldValueInvalid spec.domain.devices.disks[0].serial: spec.domain.devices.disks[0] must be made up of the "
+      "following characters [A-Za-z0-9_.+-], if specified\n"
+      "FieldValueInvalid spec.domain.devices.disks[0].cache: spec.domain.devices.disks[0].cache has invalid value "
+      "unsafe\n"
+      "FieldValueNotSupported spec.domain.devices.disks.domain.devices.disks[0].io: Disk IO mode for "
+      "spec.domain.devices.disks is not supported. Supported modes are: native, threads.\n"
+      "FieldValueInvalid spec.domain.devices.disks[0].errorPolicy: spec.domain.devices.disks[0].errorPolicy has "
+      "invalid value \"retry\"\n");
+  EXPECT_EQ(
+      check(R"([{"name": "rootDisk"}])", R"([{"name": "rootDisk"}])"),
+      "FieldValueInvalid spec.domain.devices.disks.domain.devices.disks[0].name: a lowercase RFC 1123 label must "
+      "consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric "
+      "character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')\n");
+  EXPECT_EQ(check(R"([{"name": "a", "serial": ")" + std::string(257, 'x') + R"("}])", R"([{"name": "a"}])"),
+            "FieldValueInvalid spec.domain.devices.disks[0].serial: spec.domain.devices.disks[0] must be less than or "
+            "equal to 256 in length, if specified\n");
+}
+
 TEST(ValidationDisks, Buses) {
   EXPECT_EQ(check(R"([{"name": "a", "disk": {"bus": "ide"}}])", R"([{"name": "a"}])"),
             "FieldValueInvalid spec.domain.devices.disks[0].disk.bus: IDE bus is not supported\n");
