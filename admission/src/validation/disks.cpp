@@ -200,23 +200,4 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
   return causes;
 }
 
-ErrorList validate_volumes(const json::Value& spec, const FieldPath& path) {
-  ErrorList causes;
-  const json::Value* volumes = json::find_array(spec, "volumes");
-  if (volumes == nullptr) {
-    return causes;
-  }
-  const FieldPath volumes_path = path.child("volumes");
-  std::unordered_map<std::string_view, rapidjson::SizeType> first_index;
-  for (rapidjson::SizeType i = 0; i < volumes->Size(); ++i) {
-    const std::string_view name = json::find_string((*volumes)[i], "name");
-    if (auto [it, inserted] = first_index.emplace(name, i); !inserted) {
-      causes.push_back({CauseType::field_value_invalid, volumes_path.index(i).child("name").str(),
-                        volumes_path.index(i).str() + " and " + volumes_path.index(it->second).str() +
-                            " must not have the same Name."});
-    }
-  }
-  return causes;
-}
-
 }  // namespace vmgate::admission::validation

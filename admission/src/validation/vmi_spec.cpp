@@ -33,7 +33,7 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_io_threads_policy(spec, path));
   append(causes, validate_probes(spec, path));
   append(causes, validate_firmware(spec, path));
-  append(causes, validate_volumes(spec, path));
+  append(causes, validate_volumes(spec, path, config));
   append(causes, validate_eviction_strategy(spec, path));
   append(causes, validate_host_devices(spec, path, config));
   append(causes, validate_sound(spec, path));

@@ -147,14 +147,5 @@ TEST(ValidationDisks, BootOrderCausesComeBeforeDiskCauses) {
             "spec.domain.devices.disks[0] must not have the same Name.\n");
 }
 
-TEST(ValidationDisks, DuplicateVolumeNames) {
-  EXPECT_EQ(describe(validate_volumes(parse(R"({"volumes": [{"name": "a"}, {"name": "b"}, {"name": "a"}]})"),
-                                      FieldPath("spec.template.spec"))),
-            "FieldValueInvalid spec.template.spec.volumes[2].name: spec.template.spec.volumes[2] and "
-            "spec.template.spec.volumes[0] must not have the same Name.\n");
-  EXPECT_TRUE(validate_volumes(parse(R"({"volumes": [{"name": "a"}, {"name": "b"}]})"), FieldPath("spec")).empty());
-  EXPECT_TRUE(validate_volumes(parse("{}"), FieldPath("spec")).empty());
-}
-
 }  // namespace
 }  // namespace vmgate::admission::validation

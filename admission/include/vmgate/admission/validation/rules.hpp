@@ -26,8 +26,9 @@ ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& 
 ErrorList validate_network_names(const json::Value& spec, const FieldPath& path);
 /// Disks: unique names, one target, known bus, disk → volume, boot order.
 ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
-/// Volumes: unique names.
-ErrorList validate_volumes(const json::Value& spec, const FieldPath& path);
+/// Volumes: unique names, one source each, cloud-init data, hostDisk, names of configMap/secret/
+/// serviceAccount sources, at most one serviceAccount/downwardMetrics/memoryDump volume.
+ErrorList validate_volumes(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// Input devices: bus virtio/usb, type tablet.
 ErrorList validate_inputs(const json::Value& spec, const FieldPath& path);
 /// ioThreadsPolicy ∈ {shared, auto, supplementalPool}.
