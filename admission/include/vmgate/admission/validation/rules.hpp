@@ -19,6 +19,10 @@ ErrorList validate_memory(const json::Value& spec, const FieldPath& path, const 
 ErrorList validate_machine_type(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// CPU requests/limits, isolateEmulatorThread, dedicated CPU threads, NUMA passthrough.
 ErrorList validate_cpu(const json::Value& spec, const FieldPath& path);
+/// Network sources: one pod network, one Multus default, one type per network, Multus names.
+ErrorList validate_network_sources(const json::Value& spec, const FieldPath& path);
+/// Interface fields: name characters, model, MAC address, forwarded ports on the pod network.
+ErrorList validate_interface_fields(const json::Value& spec, const FieldPath& path);
 /// Interface bindings: exactly one; masquerade and passt on the pod network only; bridge on
 /// the pod network only when permitted; the in-pod bridge's MAC is reserved.
 ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
