@@ -25,6 +25,7 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_cpu(spec, path));
   append(causes, cpu::validate_feature_policies(spec, path));
   append(causes, validate_cpu_hotplug(spec, path));
+  append(causes, validate_start_strategy(spec, path));
   append(causes, validate_realtime(spec, path));
   append(causes, validate_network_sources(spec, path));
   append(causes, validate_interface_bindings(spec, path, config));
@@ -36,10 +37,12 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_probes(spec, path));
   append(causes, validate_firmware(spec, path));
   append(causes, validate_volumes(spec, path, config));
+  append(causes, validate_container_disks(spec, path));
   append(causes, validate_eviction_strategy(spec, path));
   append(causes, validate_host_devices(spec, path, config));
   append(causes, validate_sound(spec, path));
   append(causes, validate_launch_security(spec, path, config));
+  append(causes, validate_vsock(spec, path, config));
   append(causes, validate_video(spec, path));
   return causes;
 }

@@ -53,6 +53,12 @@ ErrorList validate_cpu_hotplug(const json::Value& spec, const FieldPath& path);
 ErrorList validate_video(const json::Value& spec, const FieldPath& path);
 /// CREATE: the slirp, passt and macvtap bindings were discontinued in v1.3.
 ErrorList validate_discontinued_bindings(const json::Value& spec, const FieldPath& path);
+/// startStrategy is Paused (and then no liveness probe).
+ErrorList validate_start_strategy(const json::Value& spec, const FieldPath& path);
+/// autoattachVSOCK needs the VSOCK feature gate.
+ErrorList validate_vsock(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// containerDisk paths: absolute, without relative components, not "/".
+ErrorList validate_container_disks(const json::Value& spec, const FieldPath& path);
 /// cpu.realtime needs dedicatedCpuPlacement and numa.guestMappingPassthrough.
 ErrorList validate_realtime(const json::Value& spec, const FieldPath& path);
 /// launchSecurity: one type, its feature gate, UEFI without Secure Boot, no bootable NICs (amd64).
