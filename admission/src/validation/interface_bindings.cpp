@@ -8,14 +8,8 @@
 
 namespace vmgate::admission::validation {
 
-ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
-  ErrorList causes;
-  const json::Value* interfaces = json::find_path(spec, {"domain", "devices", "interfaces"});
-  if (interfaces == nullptr || !interfaces->IsArray()) {
-    return causes;
-  }
-  // IndexNetworkSpecByName: the last network of a name wins; an interface without one sees an
-  // empty network (no pod source).
+std::unordered_map<std::string_view, bool> pod_networks_by_name(const json::Value& spec) {
+  // IndexNetworkSpecByName: the last network of a name wins.
   std::unordered_map<std::string_view, bool> on_pod_network;
   if (const json::Value* networks = json::find_array(spec, "networks")) {
     for (const json::Value& network : networks->GetArray()) {
@@ -24,6 +18,16 @@ ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& 
       }
     }
   }
+  return on_pod_network;
+}
+
+ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
+  ErrorList causes;
+  const json::Value* interfaces = json::find_path(spec, {"domain", "devices", "interfaces"});
+  if (interfaces == nullptr || !interfaces->IsArray()) {
+    return causes;
+  }
+  const std::unordered_map<std::string_view, bool> on_pod_network = pod_networks_by_name(spec);
   const FieldPath interfaces_path = path.child("domain").child("devices").child("interfaces");
   for (rapidjson::SizeType i = 0; i < interfaces->Size(); ++i) {
     const json::Value& interface = (*interfaces)[i];

@@ -119,14 +119,7 @@ ErrorList validate_interface_fields(const json::Value& spec, const FieldPath& pa
   if (interfaces == nullptr || !interfaces->IsArray()) {
     return causes;
   }
-  std::unordered_map<std::string_view, bool> on_pod_network;  // the last network of a name wins
-  if (const json::Value* networks = json::find_array(spec, "networks")) {
-    for (const json::Value& network : networks->GetArray()) {
-      if (network.IsObject()) {
-        on_pod_network[json::find_string(network, "name")] = json::has(network, "pod");
-      }
-    }
-  }
+  const std::unordered_map<std::string_view, bool> on_pod_network = pod_networks_by_name(spec);
   constexpr std::array<std::string_view, 7> models{"e1000", "e1000e", "igb", "ne2k_pci", "pcnet", "rtl8139", "virtio"};
   const FieldPath interfaces_path = path.child("domain").child("devices").child("interfaces");
   for (rapidjson::SizeType i = 0; i < interfaces->Size(); ++i) {

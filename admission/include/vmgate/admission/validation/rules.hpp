@@ -2,6 +2,9 @@
 // Validation rules shared by the VM and VMI validating webhooks. Each takes the VMI spec and the
 // field path of that spec ("spec" for a VMI, "spec.template.spec" for a VM) and returns causes in
 // KubeVirt's words (vmi-create-admitter.go and the storage/network admitters it calls).
+#include <string_view>
+#include <unordered_map>
+
 #include "vmgate/admission/cluster.hpp"
 #include "vmgate/admission/field_error.hpp"
 #include "vmgate/admission/json.hpp"
@@ -19,6 +22,9 @@ ErrorList validate_memory(const json::Value& spec, const FieldPath& path, const 
 ErrorList validate_machine_type(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// CPU requests/limits, isolateEmulatorThread, dedicated CPU threads, NUMA passthrough.
 ErrorList validate_cpu(const json::Value& spec, const FieldPath& path);
+/// Whether each network name is on the pod network (the last network of a name wins, as
+/// KubeVirt's IndexNetworkSpecByName); a name without a network is absent.
+std::unordered_map<std::string_view, bool> pod_networks_by_name(const json::Value& spec);
 /// Network sources: one pod network, one Multus default, one type per network, Multus names.
 ErrorList validate_network_sources(const json::Value& spec, const FieldPath& path);
 /// Interface fields: name characters, model, MAC address, forwarded ports on the pod network.
