@@ -461,9 +461,63 @@ Result<Document, DecodeError> parse_stream(std::string_view text, Stream& stream
   return ParseOutcome(std::move(document));
 }
 
+// RapidJSON 1.1.0's full-precision strtod normalizes a zero significand with clz(0), which is
+// undefined (found by the fuzzer with "0E0090"): a number whose digits are all zero but whose
+// exponent is not gets its exponent digits zeroed first. Its value (±0) and the text's length,
+// hence every error position, stay the same. Returns whether `json` was changed.
+bool zero_exponents_of_zero_numbers(std::string& json) {
+  // Such a number always has a '0' right before its exponent: most inputs are passed over.
+  if (json.find("0e") == std::string::npos && json.find("0E") == std::string::npos) {
+    return false;
+  }
+  bool changed = false;
+  std::size_t i = 0;
+  while (i < json.size()) {
+    const char c = json[i];
+    if (c == '"') {  // skip a string, escapes included
+      ++i;
+      while (i < json.size() && json[i] != '"') {
+        i += json[i] == '\\' ? std::size_t{2} : std::size_t{1};
+      }
+      ++i;
+      continue;
+    }
+    if (c != '-' && (c < '0' || c > '9')) {
+      ++i;
+      continue;
+    }
+    bool all_zero = true;
+    std::size_t j = c == '-' ? i + 1 : i;
+    for (; j < json.size() && ((json[j] >= '0' && json[j] <= '9') || json[j] == '.'); ++j) {
+      all_zero = all_zero && (json[j] == '0' || json[j] == '.');
+    }
+    if (j < json.size() && (json[j] == 'e' || json[j] == 'E')) {
+      ++j;
+      if (j < json.size() && (json[j] == '+' || json[j] == '-')) {
+        ++j;
+      }
+      for (; j < json.size() && json[j] >= '0' && json[j] <= '9'; ++j) {
+        if (all_zero && json[j] != '0') {
+          json[j] = '0';
+          changed = true;
+        }
+      }
+    }
+    i = std::max(j, i + 1);
+  }
+  return changed;
+}
+
 }  // namespace
 
 Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimits& limits) {
+  if (text.find("0e") != std::string_view::npos || text.find("0E") != std::string_view::npos) {
+    std::string patched(text);
+    if (zero_exponents_of_zero_numbers(patched)) {
+      rapidjson::MemoryStream stream(patched.data(), patched.size());
+      return parse_stream<kParseFlags>(text, stream, limits);
+    }
+  }
   rapidjson::MemoryStream stream(text.data(), text.size());
   return parse_stream<kParseFlags>(text, stream, limits);
 }
@@ -474,6 +528,7 @@ Result<Document, DecodeError> parse_json_in_place(std::string_view text, std::st
   // 15 bytes past the terminating NUL: keep them inside the allocation.
   storage.reserve(text.size() + 16);
   storage.assign(text);
+  zero_exponents_of_zero_numbers(storage);
   rapidjson::InsituStringStream stream(storage.data());
   return parse_stream<kParseFlags | rapidjson::kParseInsituFlag>(text, stream, limits);
 }

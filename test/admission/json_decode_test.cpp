@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <chrono>
 #include <ostream>
 #include <string>
@@ -136,6 +138,26 @@ TEST(JsonDecodeNumbers, FullPrecisionDoubles) {
   EXPECT_EQ((*parsed)[1].GetDouble(), 2.2250738585072014e-308);
   EXPECT_EQ((*parsed)[2].GetDouble(), 1.7976931348623157e308);
   EXPECT_EQ((*parsed)[3].GetUint64(), 9007199254740993U);
+}
+
+TEST(JsonDecodeNumbers, ZeroWithAnExponentIsZero) {
+  // RapidJSON 1.1.0's full-precision path would call clz(0) on these (undefined behaviour).
+  const std::string text = R"({"a": 0E0090, "b": -0.00e+400, "c": "0E0090", "d": 10E2, "e\"0e9": [0e-5]})";
+  for (int in_place = 0; in_place < 2; ++in_place) {
+    std::string storage;
+    auto parsed = in_place != 0 ? parse_json_in_place(text, storage) : parse_json(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ((*parsed)["a"].GetDouble(), 0.0);
+    EXPECT_TRUE(std::signbit((*parsed)["b"].GetDouble()));
+    EXPECT_EQ((*parsed)["b"].GetDouble(), 0.0);
+    EXPECT_STREQ((*parsed)["c"].GetString(), "0E0090");
+    EXPECT_EQ((*parsed)["d"].GetDouble(), 1000.0);
+    EXPECT_EQ((*parsed)["e\"0e9"][0].GetDouble(), 0.0);
+  }
+  // Positions in errors are the input's.
+  auto broken = parse_json("[0E99, x]");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().column, 8U);
 }
 
 TEST(JsonDecodeDepth, ExactlyTheLimitParses) {
