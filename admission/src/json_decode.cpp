@@ -6,6 +6,9 @@
 #include <rapidjson/reader.h>
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
+#include <system_error>
 #include <cstring>
 #include <cstdint>
 #include <memory>
@@ -24,7 +27,7 @@ using ParseOutcome = Result<Document, DecodeError>;
 // UTF-8 is validated by first_invalid_utf8 over the whole input, 8 bytes at a time, instead of
 // RapidJSON's kParseValidateEncodingFlag, which checks character by character inside every
 // string (a sixth of the time of a whole admission).
-constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
+constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
 
 // The handler reads the input position while RapidJSON is inside a string, to name where a
 // key or string it refuses starts. A stream RapidJSON copies into a local there (copy
@@ -174,6 +177,49 @@ std::size_t string_start(std::string_view text, std::size_t end) {
   return 0;
 }
 
+std::string rapidjson_message(rapidjson::ParseErrorCode code) {
+  std::string message = rapidjson::GetParseError_En(code);
+  if (!message.empty() && message.back() == '.') {
+    message.pop_back();  // a position follows
+  }
+  return message;
+}
+
+// Whether a JSON number that std::from_chars found out of range is too large (rather than too
+// small): the position of its first significant digit relative to the decimal point, plus its
+// exponent, is positive.
+bool beyond_double_range(std::string_view number) {
+  std::size_t i = number.front() == '-' ? std::size_t{1} : std::size_t{0};
+  std::int64_t magnitude = 0;  // digits of the integer part once a significant one was seen
+  bool significant = false;
+  for (; i < number.size() && number[i] >= '0' && number[i] <= '9'; ++i) {
+    significant = significant || number[i] != '0';
+    magnitude += significant ? 1 : 0;
+  }
+  if (i < number.size() && number[i] == '.') {
+    for (++i; i < number.size() && number[i] >= '0' && number[i] <= '9'; ++i) {
+      if (significant) {
+        continue;
+      }
+      significant = number[i] != '0';
+      magnitude -= significant ? 0 : 1;
+    }
+  }
+  std::int64_t exponent = 0;
+  if (i < number.size() && (number[i] == 'e' || number[i] == 'E')) {
+    ++i;
+    const bool negative = i < number.size() && number[i] == '-';
+    if (i < number.size() && (number[i] == '-' || number[i] == '+')) {
+      ++i;
+    }
+    for (; i < number.size() && number[i] >= '0' && number[i] <= '9'; ++i) {
+      exponent = std::min<std::int64_t>(exponent * 10 + (number[i] - '0'), std::int64_t{1} << 40);
+    }
+    exponent = negative ? -exponent : exponent;
+  }
+  return significant && magnitude + exponent > 0;  // all zeros is zero, whatever the exponent
+}
+
 // SAX handler in front of the Document: it enforces the depth limit before a container is
 // opened (so a 100 000-deep input costs only max_depth steps) and tracks, per open object,
 // the keys seen so far and, per container, where the parser is, to name the path of an error.
@@ -215,11 +261,46 @@ class CheckingHandler {
     begin_value();
     return document_.Double(d);
   }
-  // Only called with kParseNumbersAsStringsFlag, which vmgate does not use; the reader's
-  // template still names it.
-  bool RawNumber(const char* str, rapidjson::SizeType length, bool copy) {
+  // Every number arrives as its text (kParseNumbersAsStringsFlag) and is converted here with
+  // std::from_chars (correctly rounded): RapidJSON 1.1.0's own full-precision strtod has
+  // undefined behaviour on inputs the fuzzer found ("0E0090": clz(0); a long mantissa with
+  // e-333: an index below its power table). The values are those RapidJSON would give: Int or
+  // Uint when the integer fits 32 bits, Int64/Uint64 when it fits 64, otherwise a double; a
+  // double beyond the range is "Number too big", one below it is ±0.
+  bool RawNumber(const char* str, rapidjson::SizeType length, bool /*copy*/) {
     begin_value();
-    return document_.RawNumber(str, length, copy);
+    const std::string_view text(str, length);
+    const bool negative = !text.empty() && text.front() == '-';
+    if (text.find_first_of(".eE") == std::string_view::npos) {
+      if (negative) {
+        std::int64_t value = 0;
+        if (std::from_chars(text.data(), text.data() + text.size(), value).ec == std::errc{}) {
+          return value >= std::numeric_limits<std::int32_t>::min() ? document_.Int(static_cast<int>(value))
+                                                                   : document_.Int64(value);
+        }
+      } else {
+        std::uint64_t value = 0;
+        if (std::from_chars(text.data(), text.data() + text.size(), value).ec == std::errc{}) {
+          return value <= std::numeric_limits<std::uint32_t>::max() ? document_.Uint(static_cast<unsigned>(value))
+                                                                    : document_.Uint64(value);
+        }
+      }
+    }
+    double value = 0;
+    const std::from_chars_result result = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (result.ec == std::errc::result_out_of_range) {
+      if (beyond_double_range(text)) {
+        failure_offset_ = stream_.Tell() - length;
+        failure_message_ = rapidjson_message(rapidjson::kParseErrorNumberTooBig);
+        return false;
+      }
+      value = negative ? -0.0 : 0.0;
+    } else if (result.ec != std::errc{}) {
+      failure_offset_ = stream_.Tell() - length;
+      failure_message_ = rapidjson_message(rapidjson::kParseErrorNumberMissFraction);
+      return false;  // not reached: the reader only hands over valid JSON numbers
+    }
+    return document_.Double(value);
   }
 
   bool String(const char* str, rapidjson::SizeType length, bool copy) {
@@ -387,14 +468,6 @@ class CheckingHandler {
   std::string failure_message_;
 };
 
-std::string rapidjson_message(rapidjson::ParseErrorCode code) {
-  std::string message = rapidjson::GetParseError_En(code);
-  if (!message.empty() && message.back() == '.') {
-    message.pop_back();  // a position follows
-  }
-  return message;
-}
-
 // Duplicate keys among the members of `object`, the second occurrence in member order.
 const Value* find_duplicate_key(const Value& object) {
   const auto begin = object.MemberBegin();
@@ -461,63 +534,9 @@ Result<Document, DecodeError> parse_stream(std::string_view text, Stream& stream
   return ParseOutcome(std::move(document));
 }
 
-// RapidJSON 1.1.0's full-precision strtod normalizes a zero significand with clz(0), which is
-// undefined (found by the fuzzer with "0E0090"): a number whose digits are all zero but whose
-// exponent is not gets its exponent digits zeroed first. Its value (±0) and the text's length,
-// hence every error position, stay the same. Returns whether `json` was changed.
-bool zero_exponents_of_zero_numbers(std::string& json) {
-  // Such a number always has a '0' right before its exponent: most inputs are passed over.
-  if (json.find("0e") == std::string::npos && json.find("0E") == std::string::npos) {
-    return false;
-  }
-  bool changed = false;
-  std::size_t i = 0;
-  while (i < json.size()) {
-    const char c = json[i];
-    if (c == '"') {  // skip a string, escapes included
-      ++i;
-      while (i < json.size() && json[i] != '"') {
-        i += json[i] == '\\' ? std::size_t{2} : std::size_t{1};
-      }
-      ++i;
-      continue;
-    }
-    if (c != '-' && (c < '0' || c > '9')) {
-      ++i;
-      continue;
-    }
-    bool all_zero = true;
-    std::size_t j = c == '-' ? i + 1 : i;
-    for (; j < json.size() && ((json[j] >= '0' && json[j] <= '9') || json[j] == '.'); ++j) {
-      all_zero = all_zero && (json[j] == '0' || json[j] == '.');
-    }
-    if (j < json.size() && (json[j] == 'e' || json[j] == 'E')) {
-      ++j;
-      if (j < json.size() && (json[j] == '+' || json[j] == '-')) {
-        ++j;
-      }
-      for (; j < json.size() && json[j] >= '0' && json[j] <= '9'; ++j) {
-        if (all_zero && json[j] != '0') {
-          json[j] = '0';
-          changed = true;
-        }
-      }
-    }
-    i = std::max(j, i + 1);
-  }
-  return changed;
-}
-
 }  // namespace
 
 Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimits& limits) {
-  if (text.find("0e") != std::string_view::npos || text.find("0E") != std::string_view::npos) {
-    std::string patched(text);
-    if (zero_exponents_of_zero_numbers(patched)) {
-      rapidjson::MemoryStream stream(patched.data(), patched.size());
-      return parse_stream<kParseFlags>(text, stream, limits);
-    }
-  }
   rapidjson::MemoryStream stream(text.data(), text.size());
   return parse_stream<kParseFlags>(text, stream, limits);
 }
@@ -528,7 +547,6 @@ Result<Document, DecodeError> parse_json_in_place(std::string_view text, std::st
   // 15 bytes past the terminating NUL: keep them inside the allocation.
   storage.reserve(text.size() + 16);
   storage.assign(text);
-  zero_exponents_of_zero_numbers(storage);
   rapidjson::InsituStringStream stream(storage.data());
   return parse_stream<kParseFlags | rapidjson::kParseInsituFlag>(text, stream, limits);
 }
