@@ -150,6 +150,12 @@ MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, c
   return mutated(object, std::move(vmi));
 }
 
+// A VM's lookup warnings travel with every verdict, denials included.
+Verdict with_warnings(Verdict verdict, std::vector<std::string> warnings) {
+  verdict.warnings = std::move(warnings);
+  return verdict;
+}
+
 // `structure` is null when the caller already validated the structure of the object's source
 // (admit: the mutating stage checked the submitted object and only adds well-typed fields).
 Verdict validate_vm(const Request& request, const ClusterView& cluster, const StructureValidator* structure) {
@@ -184,9 +190,7 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
   const bool has_template = template_value != nullptr && template_value->IsObject();
   if (has_template && (instancetype_spec != nullptr || preference_spec != nullptr)) {
     if (ErrorList causes = instancetype::check_spread(instancetype_spec, preference_spec); !causes.empty()) {
-      Verdict verdict = Verdict::invalid(std::move(causes));
-      verdict.warnings = std::move(warnings);
-      return verdict;
+      return with_warnings(Verdict::invalid(std::move(causes)), std::move(warnings));
     }
     json::ensure_object(*template_value, "spec", allocator);
     json::ensure_object(*template_value, "metadata", allocator);
@@ -194,38 +198,29 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
         instancetype::apply_with_preference(instancetype_spec, preference_spec, *json::find(*template_value, "spec"),
                                             *json::find(*template_value, "metadata"), "spec.template.spec", allocator);
     if (!conflicts.empty()) {
-      Verdict verdict = Verdict::invalid(instancetype::conflict_causes(conflicts));
-      verdict.warnings = std::move(warnings);
-      return verdict;
+      return with_warnings(Verdict::invalid(instancetype::conflict_causes(conflicts)), std::move(warnings));
     }
   }
   if (has_template) {
     json::Value& template_spec = json::ensure_object(*template_value, "spec", allocator);
     if (auto error = defaults::set_spec_defaults(template_spec, cluster.config(), allocator)) {
-      Verdict verdict = Verdict::bad_request(std::move(*error));
-      verdict.warnings = std::move(warnings);
-      return verdict;
+      return with_warnings(Verdict::bad_request(std::move(*error)), std::move(warnings));
     }
     if (preference_spec != nullptr) {
       if (ErrorList causes = preference::check_requirements(instancetype_spec, *preference_spec, template_spec);
           !causes.empty()) {
-        Verdict verdict = Verdict::invalid(std::move(causes));
-        verdict.warnings = std::move(warnings);
-        return verdict;
+        return with_warnings(Verdict::invalid(std::move(causes)), std::move(warnings));
       }
     }
   }
   const bool update = request.operation == Operation::update;
   if (!update && has_template) {
     // vms-admitter.go: on CREATE the network admitter's ValidateCreation, with the path "spec".
-    const json::Value* template_spec = json::find_object(*template_value, "spec");
-    const json::Value empty(rapidjson::kObjectType);
-    if (ErrorList causes = validation::validate_discontinued_bindings(template_spec != nullptr ? *template_spec : empty,
-                                                                      FieldPath("spec"));
+    // The template's spec exists: the defaults above created it.
+    if (ErrorList causes =
+            validation::validate_discontinued_bindings(*json::find(*template_value, "spec"), FieldPath("spec"));
         !causes.empty()) {
-      Verdict verdict = Verdict::invalid(std::move(causes));
-      verdict.warnings = std::move(warnings);
-      return verdict;
+      return with_warnings(Verdict::invalid(std::move(causes)), std::move(warnings));
     }
   }
   ErrorList causes = validation::validate_vm_spec(vm, cluster.config(), request.from_kubevirt_service_account);
@@ -233,17 +228,13 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
     causes = validation::validate_vm_storage(object, request.old_object, update, namespace_name);
   }
   if (!causes.empty()) {
-    Verdict verdict = Verdict::invalid(std::move(causes));
-    verdict.warnings = std::move(warnings);
-    return verdict;
+    return with_warnings(Verdict::invalid(std::move(causes)), std::move(warnings));
   }
   if (const json::Value* spec_value = json::find_object(object, "spec");
       spec_value != nullptr && json::has(*spec_value, "running")) {
     warnings.emplace_back("spec.running is deprecated, please use spec.runStrategy instead.");
   }
-  Verdict verdict = Verdict::allow();
-  verdict.warnings = std::move(warnings);
-  return verdict;
+  return with_warnings(Verdict::allow(), std::move(warnings));
 }
 
 Verdict validate_vmi(const Request& request, const ClusterView& cluster, const StructureValidator* structure) {
