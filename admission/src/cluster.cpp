@@ -240,6 +240,13 @@ bool ClusterConfig::feature_gate_enabled(std::string_view gate) const {
   return std::find(beta_gates.begin(), beta_gates.end(), gate) != beta_gates.end();
 }
 
+bool ClusterConfig::persistent_reservation_enabled() const {
+  if (persistent_reservation.has_value()) {
+    return *persistent_reservation;
+  }
+  return std::find(feature_gates.begin(), feature_gates.end(), "PersistentReservation") != feature_gates.end();
+}
+
 namespace {
 
 // Reads an optional string setting; a present value of another type is an error.
@@ -288,17 +295,19 @@ void read_string_list(const json::Value& parent, std::string_view key, std::stri
   }
 }
 
-void read_bool(const json::Value& parent, std::string_view key, std::string_view path, bool& out,
+// Reads an optional boolean setting; true when one was read.
+bool read_bool(const json::Value& parent, std::string_view key, std::string_view path, bool& out,
                std::string& problems) {
   const json::Value* v = json::find(parent, key);
   if (v == nullptr || v->IsNull()) {
-    return;
+    return false;
   }
   if (!v->IsBool()) {
     problems.append(problems.empty() ? "" : "; ").append(path).append(" must be true or false");
-    return;
+    return false;
   }
   out = v->GetBool();
+  return true;
 }
 
 }  // namespace
@@ -402,6 +411,13 @@ Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) 
     read_bool(*network, "permitBridgeInterfaceOnPodNetwork",
               "spec.configuration.network.permitBridgeInterfaceOnPodNetwork",
               config.permit_bridge_interface_on_pod_network, problems);
+  }
+  if (const json::Value* reservation = json::find_object(c, "persistentReservationConfiguration")) {
+    bool enabled = false;
+    if (read_bool(*reservation, "enabled", "spec.configuration.persistentReservationConfiguration.enabled", enabled,
+                  problems)) {
+      config.persistent_reservation = enabled;
+    }
   }
   if (const json::Value* live = json::find_object(c, "liveUpdateConfiguration")) {
     read_uint(*live, "maxHotplugRatio", "spec.configuration.liveUpdateConfiguration.maxHotplugRatio",

@@ -330,6 +330,8 @@ TEST(ClusterConfigFromKubeVirt, MistypedSettingsAreErrors) {
        "spec.configuration.liveUpdateConfiguration.maxHotplugRatio must be a non-negative integer"},
       {R"({"network": {"permitBridgeInterfaceOnPodNetwork": "no"}})",
        "spec.configuration.network.permitBridgeInterfaceOnPodNetwork must be true or false"},
+      {R"({"persistentReservationConfiguration": {"enabled": "yes"}})",
+       "spec.configuration.persistentReservationConfiguration.enabled must be true or false"},
       {R"({"liveUpdateConfiguration": {"maxCpuSockets": "8"}})",
        "spec.configuration.liveUpdateConfiguration.maxCpuSockets must be a non-negative integer"},
       // Every problem is reported, joined by "; ".
@@ -371,6 +373,20 @@ TEST(ClusterConfigFeatureGates, DisabledFeatureGatesTurnBetaGatesOff) {
   ASSERT_FALSE(mixed.ok());
   EXPECT_EQ(mixed.error().message,
             "spec.configuration.developerConfiguration.disabledFeatureGates must be a list of strings");
+}
+
+TEST(ClusterConfigFeatureGates, PersistentReservationIsOptInThoughGa) {
+  // virt-config.go PersistentReservationEnabled: the configuration's enabled, else the gate listed.
+  EXPECT_FALSE(ClusterConfig{}.persistent_reservation_enabled());
+  const Result<ClusterConfig> listed = ClusterConfig::from_kubevirt(parse(R"({"spec": {"configuration": {
+      "developerConfiguration": {"featureGates": ["PersistentReservation"]}}}})"));
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  EXPECT_TRUE(listed->persistent_reservation_enabled());
+  const Result<ClusterConfig> configured = ClusterConfig::from_kubevirt(parse(R"({"spec": {"configuration": {
+      "developerConfiguration": {"featureGates": ["PersistentReservation"]},
+      "persistentReservationConfiguration": {"enabled": false}}}})"));
+  ASSERT_TRUE(configured.ok()) << configured.error().message;
+  EXPECT_FALSE(configured->persistent_reservation_enabled());
 }
 
 TEST(ClusterConfigFeatureGates, BetaAndGaGatesAreOnByDefault) {

@@ -11,6 +11,7 @@
 
 #include "vmgate/admission/spec.hpp"
 #include "vmgate/admission/validation/dns1123.hpp"
+#include "validation/disk_rules.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 
 namespace vmgate::admission::validation {
@@ -131,6 +132,30 @@ void validate_disk_fields(const json::Value& disk, const FieldPath& disk_path, c
   }
 }
 
+// validateBootOrder's checks of the volume behind a disk: a LUN needs a PVC or DataVolume,
+// downwardMetrics a disk on the virtio bus.
+void validate_disk_volume_kind(const json::Value& disk, const json::Value& volume, const FieldPath& disk_path,
+                               ErrorList& causes) {
+  if (json::has(disk, "lun") && !json::has(volume, "persistentVolumeClaim") && !json::has(volume, "dataVolume")) {
+    causes.push_back(
+        {CauseType::field_value_invalid, disk_path.child("lun").str(),
+         disk_path.child("lun").str() + " can only be mapped to a DataVolume or PersistentVolumeClaim volume."});
+  }
+  if (!json::has(volume, "downwardMetrics")) {
+    return;
+  }
+  const json::Value* target = json::find_object(disk, "disk");
+  if (target == nullptr) {
+    causes.push_back({CauseType::field_value_required, disk_path.child("disk").str(),
+                      "DownwardMetrics volume must be mapped to a disk, but disk is not set on " +
+                          disk_path.child("disk").str() + "."});
+  } else if (const std::string_view bus = json::find_string(*target, "bus"); !bus.empty() && bus != "virtio") {
+    causes.push_back({CauseType::field_value_invalid, disk_path.child("disk").child("bus").str(),
+                      "DownwardMetrics volume must be mapped to virtio bus, but " +
+                          disk_path.child("disk").child("bus").str() + " is set to " + std::string(bus)});
+  }
+}
+
 }  // namespace
 
 ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
@@ -142,10 +167,10 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
     return causes;
   }
   const FieldPath disks_path = path.child("domain").child("devices").child("disks");
-  std::unordered_set<std::string_view> volumes;
+  std::unordered_map<std::string_view, const json::Value*> volumes;  // the last volume of a name wins
   if (const json::Value* list = json::find_array(spec, "volumes")) {
     for (const json::Value& volume : list->GetArray()) {
-      volumes.insert(json::find_string(volume, "name"));
+      volumes[json::find_string(volume, "name")] = &volume;
     }
   }
   // Boot order, volume mapping (validateBootOrder).
@@ -153,7 +178,8 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
   for (rapidjson::SizeType i = 0; i < disks->Size(); ++i) {
     const json::Value& disk = (*disks)[i];
     const std::string_view name = json::find_string(disk, "name");
-    if (!volumes.contains(name)) {
+    const auto volume = volumes.find(name);
+    if (volume == volumes.end()) {
       if (!json::has(disk, "cdrom")) {
         causes.push_back({CauseType::field_value_invalid, disks_path.index(i).child("name").str(),
                           disks_path.index(i).child("Name").str() + " '" + std::string(name) + "' not found."});
@@ -161,6 +187,9 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
         causes.push_back({CauseType::field_value_invalid, disks_path.index(i).child("name").str(),
                           "DeclarativeHotplugVolumes feature gate not enabled, cannot define an empty CD-ROM disk"});
       }
+    }
+    if (volume != volumes.end()) {
+      validate_disk_volume_kind(disk, *volume->second, disks_path.index(i), causes);
     }
     if (const json::Value* order = json::find(disk, "bootOrder"); order != nullptr && order->IsUint64()) {
       if (!boot_orders.insert(order->GetUint64()).second) {
@@ -188,6 +217,7 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
       causes.push_back({CauseType::field_value_invalid, disk_path.str(),
                         disk_path.str() + " can only have a single target type defined"});
     }
+    validate_disk_pci_address(disk, disks_path, i, causes);
     if (const json::Value* order = json::find(disk, "bootOrder");
         order != nullptr && order->IsNumber() && order->GetDouble() < 1) {
       causes.push_back({CauseType::field_value_invalid, disk_path.child("bootOrder").str(),
@@ -196,6 +226,7 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
     const FieldPath doubled = disks_path.child("domain").child("devices").child("disks").index(i);
     validate_bus(disk, disk_path, doubled, causes);
     validate_disk_fields(disk, disk_path, disks_path, doubled, causes);
+    validate_disk_block_size(disk, disk_path, causes);
   }
   return causes;
 }

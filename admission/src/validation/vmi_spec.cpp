@@ -22,6 +22,7 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_memory(spec, path, config));
   append(causes, hugepages::validate(spec, path));
   append(causes, validate_machine_type(spec, path, config));
+  append(causes, validate_firmware_acpi(spec, path));
   append(causes, validate_cpu(spec, path));
   append(causes, cpu::validate_feature_policies(spec, path));
   append(causes, validate_cpu_hotplug(spec, path));
@@ -36,14 +37,25 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_io_threads_policy(spec, path));
   append(causes, validate_probes(spec, path));
   append(causes, validate_firmware(spec, path));
+  append(causes, validate_kernel_boot(spec, path));
   append(causes, validate_volumes(spec, path, config));
   append(causes, validate_container_disks(spec, path));
+  append(causes, validate_access_credentials(spec, path));
+  append(causes, validate_dns(spec, path));
   append(causes, validate_eviction_strategy(spec, path));
+  append(causes, validate_gpu_displays(spec, path));
   append(causes, validate_host_devices(spec, path, config));
   append(causes, validate_sound(spec, path));
   append(causes, validate_launch_security(spec, path, config));
   append(causes, validate_vsock(spec, path, config));
+  append(causes, validate_persistent_reservation(spec, path, config));
+  append(causes, validate_downward_metrics_device(spec, path, config));
+  append(causes, validate_virtiofs_storage(spec, path, config));
   append(causes, validate_video(spec, path));
+  append(causes, validate_panic_devices(spec, path, config));
+  append(causes, validate_reboot_policy(spec, path, config));
+  append(causes, validate_reserved_overhead(spec, path, config));
+  append(causes, validate_service_account_name(spec, path));
   return causes;
 }
 

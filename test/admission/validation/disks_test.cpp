@@ -26,7 +26,8 @@ TEST(ValidationDisks, MatchingDisksAndVolumesPass) {
   EXPECT_EQ(
       check(R"([{"name": "root", "bootOrder": 1, "disk": {"bus": "virtio"}}, {"name": "ci", "cdrom": {"bus": "sata"}},
                       {"name": "data", "lun": {"bus": "scsi"}}, {"name": "usb", "disk": {"bus": "usb"}}, {"name": "plain"}])",
-            R"([{"name": "root"}, {"name": "ci"}, {"name": "data"}, {"name": "usb"}, {"name": "plain"}])"),
+            R"([{"name": "root"}, {"name": "ci"}, {"name": "data", "persistentVolumeClaim": {"claimName": "c"}},
+                {"name": "usb"}, {"name": "plain"}])"),
       "");
   EXPECT_TRUE(validate_disks(parse("{}"), FieldPath("spec"), ClusterConfig{}).empty());
 }
@@ -121,7 +122,7 @@ TEST(ValidationDisks, Buses) {
   EXPECT_EQ(check(R"([{"name": "a", "disk": {"bus": "sata", "readonly": true}}])", R"([{"name": "a"}])"),
             "FieldValueInvalid spec.domain.devices.disks[0].disk.bus: sata hard-disks do not support read-only.\n");
   EXPECT_EQ(check(R"([{"name": "a", "cdrom": {"bus": "sata", "readonly": true}}])", R"([{"name": "a"}])"), "");
-  EXPECT_EQ(check(R"([{"name": "a", "lun": {"bus": "floppy"}}])", R"([{"name": "a"}])"),
+  EXPECT_EQ(check(R"([{"name": "a", "lun": {"bus": "floppy"}}])", R"([{"name": "a", "dataVolume": {"name": "d"}}])"),
             "FieldValueInvalid spec.domain.devices.disks[0].lun.bus: spec.domain.devices.disks[0] is set with an "
             "unrecognized bus floppy, must be one of: [virtio scsi sata usb]\n");
 }
@@ -137,6 +138,31 @@ TEST(ValidationDisks, DedicatedIoThreadOnlyOnVirtio) {
   EXPECT_EQ(check(R"([{"name": "a", "dedicatedIOThread": true, "disk": {"bus": "virtio"}}])", R"([{"name": "a"}])"),
             "");
   EXPECT_EQ(check(R"([{"name": "a", "dedicatedIOThread": false, "disk": {"bus": "sata"}}])", R"([{"name": "a"}])"), "");
+}
+
+TEST(ValidationDisks, LunNeedsAClaimOrDataVolume) {
+  EXPECT_EQ(
+      check(
+          R"([{"name": "a", "lun": {}}, {"name": "b", "lun": {}}])",
+          R"([{"name": "a", "persistentVolumeClaim": {"claimName": "c"}}, {"name": "b", "dataVolume": {"name": "d"}}])"),
+      "");
+  EXPECT_EQ(
+      check(R"([{"name": "a", "lun": {}}])", R"([{"name": "a", "containerDisk": {"image": "i"}}])"),
+      "FieldValueInvalid spec.domain.devices.disks[0].lun: spec.domain.devices.disks[0].lun can only be mapped to "
+      "a DataVolume or PersistentVolumeClaim volume.\n");
+}
+
+TEST(ValidationDisks, DownwardMetricsVolumeOnAVirtioDisk) {
+  const std::string_view volume = R"([{"name": "m", "downwardMetrics": {}}])";
+  EXPECT_EQ(check(R"([{"name": "m", "disk": {}}])", volume), "");
+  EXPECT_EQ(check(R"([{"name": "m", "disk": {"bus": "virtio"}}])", volume), "");
+  EXPECT_EQ(check(R"([{"name": "m", "disk": {"bus": "sata"}}])", volume),
+            "FieldValueInvalid spec.domain.devices.disks[0].disk.bus: DownwardMetrics volume must be mapped to virtio "
+            "bus, but spec.domain.devices.disks[0].disk.bus is set to sata\n");
+  EXPECT_EQ(
+      check(R"([{"name": "m", "cdrom": {}}])", volume),
+      "FieldValueRequired spec.domain.devices.disks[0].disk: DownwardMetrics volume must be mapped to a disk, but "
+      "disk is not set on spec.domain.devices.disks[0].disk.\n");
 }
 
 TEST(ValidationDisks, BootOrderCausesComeBeforeDiskCauses) {

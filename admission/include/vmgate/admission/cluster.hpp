@@ -57,6 +57,7 @@ struct ClusterConfig {
   std::uint32_t max_cpu_sockets = 0;                        // liveUpdateConfiguration.maxCpuSockets
   std::string max_guest;                                    // liveUpdateConfiguration.maxGuest (quantity)
   std::string cpu_request;                                  // cpuRequest (quantity; "" = 100m default)
+  std::optional<bool> persistent_reservation;               // persistentReservationConfiguration.enabled
 
   /// Machine type for an architecture: the deprecated machineType, else architectureConfiguration,
   /// else the per-arch default (amd64 q35, arm64 virt, s390x s390-ccw-virtio).
@@ -64,6 +65,9 @@ struct ClusterConfig {
   /// Globs of accepted machine types for an arch (amd64: q35*, pc-q35*).
   [[nodiscard]] std::vector<std::string> emulated_machines_for(std::string_view arch) const;
   [[nodiscard]] bool feature_gate_enabled(std::string_view gate) const;
+  /// persistentReservationConfiguration.enabled when set, else whether the CR lists the
+  /// PersistentReservation gate (GA, yet still opt-in: virt-config.go PersistentReservationEnabled).
+  [[nodiscard]] bool persistent_reservation_enabled() const;
 
   /// Reads a KubeVirt CR. Unknown or mistyped settings keep their defaults and are reported
   /// as errors naming the field, so a broken CR is never silently half-read.

@@ -69,6 +69,31 @@ ErrorList validate_container_disks(const json::Value& spec, const FieldPath& pat
 ErrorList validate_realtime(const json::Value& spec, const FieldPath& path);
 /// launchSecurity: one type, its feature gate, UEFI without Secure Boot, no bootable NICs (amd64).
 ErrorList validate_launch_security(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// firmware.acpi: a SLIC or MSDM reference, each naming a secret volume (paths under "spec.acpi").
+ErrorList validate_firmware_acpi(const json::Value& spec, const FieldPath& path);
+/// firmware.kernelBoot: kernel arguments need a container; the container's image and paths.
+ErrorList validate_kernel_boot(const json::Value& spec, const FieldPath& path);
+/// accessCredentials: one type, one source, one propagation method, its cloud-init volume.
+ErrorList validate_access_credentials(const json::Value& spec, const FieldPath& path);
+/// dnsPolicy ∈ {ClusterFirstWithHostNet, ClusterFirst, Default, None}; dnsConfig's nameservers,
+/// searches and options (required with dnsPolicy None).
+ErrorList validate_dns(const json::Value& spec, const FieldPath& path);
+/// At most one vGPU display with ramfb.
+ErrorList validate_gpu_displays(const json::Value& spec, const FieldPath& path);
+/// A LUN with reservation needs persistent reservations enabled in the KubeVirt CR.
+ErrorList validate_persistent_reservation(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// devices.downwardMetrics needs the DownwardMetrics feature gate.
+ErrorList validate_downward_metrics_device(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// virtiofs filesystems on PVC/DataVolume volumes need EnableVirtioFsStorageVolumes.
+ErrorList validate_virtiofs_storage(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// domain.rebootPolicy needs the RebootPolicy feature gate.
+ErrorList validate_reboot_policy(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// memory.reservedOverhead needs the ReservedOverheadMemlock feature gate.
+ErrorList validate_reserved_overhead(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// panicDevices: none on s390x, model hyperv, isa or pvpanic.
+ErrorList validate_panic_devices(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// serviceAccountName: a DNS subdomain, the same account as any serviceAccount volume.
+ErrorList validate_service_account_name(const json::Value& spec, const FieldPath& path);
 
 /// ValidateVirtualMachineInstanceSpec: every rule above, plus CPU feature policies and hugepages,
 /// in KubeVirt's order.
