@@ -1,34 +1,12 @@
 // Reads: disks[i].disk.{pciAddress, bus}. Follows pkg/storage/admitters/disks.go validatePciAddress
 // and hw_utils.go's PCI_ADDRESS_PATTERN; KubeVirt names the field
 // "<disks>.domain.devices.disks.disk[i].pciAddress".
-#include <cctype>
 #include <string>
 
 #include "validation/disk_rules.hpp"
+#include "validation/pci_address.hpp"
 
 namespace vmgate::admission::validation {
-
-namespace {
-
-// ^([\da-fA-F]{4}):([\da-fA-F]{2}):([\da-fA-F]{2})\.([0-7]{1})$
-bool is_pci_address(std::string_view text) {
-  constexpr std::string_view shape = "xxxx:xx:xx.f";
-  if (text.size() != shape.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    const char c = text[i];
-    const bool ok = shape[i] == 'x'   ? std::isxdigit(static_cast<unsigned char>(c)) != 0
-                    : shape[i] == 'f' ? c >= '0' && c <= '7'
-                                      : c == shape[i];
-    if (!ok) {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
 
 void validate_disk_pci_address(const json::Value& disk, const FieldPath& disks_path, std::size_t index,
                                ErrorList& causes) {

@@ -2,11 +2,9 @@
 // vmi-create-admitter.go validateDNSPolicy and validatePodDNSConfig (copied there from
 // Kubernetes), whose dnsConfig causes name the bare fields "nameservers", "searchDomains" and
 // "options".
-#include <arpa/inet.h>
-
-#include <array>
 #include <string>
 
+#include "validation/ip_address.hpp"
 #include "vmgate/admission/validation/dns1123.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 
@@ -17,13 +15,6 @@ namespace {
 constexpr std::size_t max_nameservers = 3;
 constexpr std::size_t max_search_paths = 6;
 constexpr std::size_t max_search_list_chars = 256;
-
-// Go's net.ParseIP: dotted IPv4 without leading zeros, or IPv6 (no zone).
-bool is_ip_address(std::string_view text) {
-  const std::string address(text);
-  std::array<unsigned char, 16> out{};
-  return inet_pton(AF_INET, address.c_str(), out.data()) == 1 || inet_pton(AF_INET6, address.c_str(), out.data()) == 1;
-}
 
 // Go's %s of a []string: "[a b c]".
 std::string go_list(const json::Value& strings) {

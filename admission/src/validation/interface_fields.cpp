@@ -1,6 +1,7 @@
-// Reads: spec.domain.devices.interfaces[*].{name, model, macAddress, ports}, spec.networks[*].
-// Follows pkg/network/admitter/netiface.go validateInterfacesFields: name format, model, MAC
-// address (Go's net.ParseMAC, at most 6 octets), forwarded ports on the pod network.
+// Reads: spec.domain.devices.interfaces[*].{name, model, macAddress, pciAddress, ports, portRanges,
+// dhcpOptions}, spec.networks[*]. Follows pkg/network/admitter/netiface.go validateInterfacesFields:
+// name format, model, MAC address (Go's net.ParseMAC, at most 6 octets), PCI address, forwarded
+// ports and port ranges on the pod network, DHCP options.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -9,6 +10,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "validation/interface_rules.hpp"
+#include "validation/pci_address.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 
 namespace vmgate::admission::validation {
@@ -113,7 +116,7 @@ void validate_ports(const json::Value& ports, const FieldPath& interface_path, E
 
 }  // namespace
 
-ErrorList validate_interface_fields(const json::Value& spec, const FieldPath& path) {
+ErrorList validate_interface_fields(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
   ErrorList causes;
   const json::Value* interfaces = json::find_path(spec, {"domain", "devices", "interfaces"});
   if (interfaces == nullptr || !interfaces->IsArray()) {
@@ -154,11 +157,19 @@ ErrorList validate_interface_fields(const json::Value& spec, const FieldPath& pa
                           "interface " + name_field + " has too long MAC address (" + std::string(mac) + ")."});
       }
     }
+    if (const std::string_view address = json::find_string(interface, "pciAddress");
+        !address.empty() && !is_pci_address(address)) {
+      causes.push_back({CauseType::field_value_invalid, interface_path.child("pciAddress").str(),
+                        "interface " + name_field + " has malformed PCI address (" + std::string(address) + ")."});
+    }
     const auto network = on_pod_network.find(name);
+    const bool pod_network = network != on_pod_network.end() && network->second;
     const json::Value* ports = json::find_array(interface, "ports");
-    if (ports != nullptr && network != on_pod_network.end() && network->second) {
+    if (ports != nullptr && pod_network) {
       validate_ports(*ports, interface_path, causes);
     }
+    validate_interface_port_ranges(interface, interface_path, pod_network, config, causes);
+    validate_interface_dhcp_options(interface, interface_path, path, causes);
   }
   return causes;
 }

@@ -29,9 +29,10 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_start_strategy(spec, path));
   append(causes, validate_realtime(spec, path));
   append(causes, validate_network_sources(spec, path));
+  append(causes, validate_interface_states(spec, path));
   append(causes, validate_interface_bindings(spec, path, config));
   append(causes, validate_network_names(spec, path));
-  append(causes, validate_interface_fields(spec, path));
+  append(causes, validate_interface_fields(spec, path, config));
   append(causes, validate_disks(spec, path, config));
   append(causes, validate_inputs(spec, path));
   append(causes, validate_io_threads_policy(spec, path));

@@ -27,8 +27,12 @@ ErrorList validate_cpu(const json::Value& spec, const FieldPath& path);
 std::unordered_map<std::string_view, bool> pod_networks_by_name(const json::Value& spec);
 /// Network sources: one pod network, one Multus default, one type per network, Multus names.
 ErrorList validate_network_sources(const json::Value& spec, const FieldPath& path);
-/// Interface fields: name characters, model, MAC address, forwarded ports on the pod network.
-ErrorList validate_interface_fields(const json::Value& spec, const FieldPath& path);
+/// Interface states: known values, link states not on SR-IOV, absent only with bridge binding
+/// and not on the default network.
+ErrorList validate_interface_states(const json::Value& spec, const FieldPath& path);
+/// Interface fields: name characters, model, MAC and PCI addresses, forwarded ports and port
+/// ranges on the pod network, DHCP options.
+ErrorList validate_interface_fields(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// Interface bindings: exactly one; masquerade and passt on the pod network only; bridge on
 /// the pod network only when permitted; the in-pod bridge's MAC is reserved.
 ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
