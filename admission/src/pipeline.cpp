@@ -227,6 +227,9 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
   if (causes.empty()) {
     causes = validation::validate_vm_storage(object, request.old_object, update, namespace_name);
   }
+  if (causes.empty()) {
+    causes = validation::validate_vm_volume_requests(object, cluster.config());
+  }
   if (!causes.empty()) {
     return with_warnings(Verdict::invalid(std::move(causes)), std::move(warnings));
   }

@@ -1,8 +1,8 @@
-// Reads: spec.domain.cpu.{threads, dedicatedCpuPlacement, isolateEmulatorThread, numa, realtime},
+// Reads: spec.domain.cpu.{dedicatedCpuPlacement, isolateEmulatorThread, numa, realtime},
 // spec.domain.resources.{requests,limits}.cpu, spec.domain.memory.hugepages.
 // Follows vmi-create-admitter.go validateCPURequestNotNegative, validateCPULimitNotNegative,
-// validateCpuRequestDoesNotExceedLimit, validateThreadCountOnDedicatedCPUPlacement (part of
-// validateCpuPinning), validateNUMA (the NUMA gate is GA) and validateCPUIsolatorThread, in that order.
+// validateCpuRequestDoesNotExceedLimit, validateNUMA (the NUMA gate is GA) and
+// validateCPUIsolatorThread. validateCpuPinning, between the two last, is dedicated_cpu.cpp.
 #include "vmgate/admission/quantity_json.hpp"
 #include "vmgate/admission/spec.hpp"
 #include "vmgate/admission/validation/rules.hpp"
@@ -43,14 +43,6 @@ ErrorList validate_cpu(const json::Value& spec, const FieldPath& path) {
   }
   const FieldPath cpu_path = path.child("domain").child("cpu");
   const bool dedicated = spec::is_true(*cpu, "dedicatedCpuPlacement");
-  // validateCpuPinning (only its thread-count rule) comes before NUMA; its cause names the
-  // dedicatedCpuPlacement field although the message is about threads.
-  if (dedicated && spec::uint_or_zero(*cpu, "threads") > 2) {
-    causes.push_back({CauseType::field_value_invalid, cpu_path.child("dedicatedCpuPlacement").str(),
-                      "Not more than two threads must be provided at " + cpu_path.child("threads").str() + " (got " +
-                          std::to_string(spec::uint_or_zero(*cpu, "threads")) +
-                          ") when DedicatedCPUPlacement is true"});
-  }
   if (const json::Value* numa = json::find_object(*cpu, "numa");
       numa != nullptr && json::has(*numa, "guestMappingPassthrough")) {
     const std::string numa_field = cpu_path.child("numa").child("guestMappingPassthrough").str();

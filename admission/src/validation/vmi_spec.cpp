@@ -24,6 +24,7 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_machine_type(spec, path, config));
   append(causes, validate_firmware_acpi(spec, path));
   append(causes, validate_cpu(spec, path));
+  append(causes, validate_dedicated_cpu(spec, path, config));
   append(causes, cpu::validate_feature_policies(spec, path));
   append(causes, validate_cpu_hotplug(spec, path));
   append(causes, validate_start_strategy(spec, path));

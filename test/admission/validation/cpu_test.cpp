@@ -43,15 +43,6 @@ TEST(ValidationCpu, RequestsAboveLimits) {
   EXPECT_EQ(check(R"({"resources": {"requests": {"cpu": "1.0004"}, "limits": {"cpu": "1.0001"}}})"), "");
 }
 
-TEST(ValidationCpu, AtMostTwoThreadsWithDedicatedCpus) {
-  // validateThreadCountOnDedicatedCPUPlacement: the cause names dedicatedCpuPlacement.
-  EXPECT_EQ(check(R"({"cpu": {"dedicatedCpuPlacement": true, "threads": 3}})"),
-            "FieldValueInvalid spec.domain.cpu.dedicatedCpuPlacement: Not more than two threads must be provided at "
-            "spec.domain.cpu.threads (got 3) when DedicatedCPUPlacement is true\n");
-  EXPECT_EQ(check(R"({"cpu": {"dedicatedCpuPlacement": true, "threads": 2}})"), "");
-  EXPECT_EQ(check(R"({"cpu": {"threads": 4}})"), "");
-}
-
 TEST(ValidationCpu, IsolateEmulatorThreadNeedsDedicatedCpus) {
   EXPECT_EQ(check(R"({"cpu": {"isolateEmulatorThread": true}})"),
             "FieldValueInvalid spec.domain.cpu.isolateEmulatorThread: IsolateEmulatorThread should be only set in "
@@ -77,7 +68,7 @@ TEST(ValidationCpu, NumaPassthroughNeedsDedicatedCpusAndHugepages) {
 }
 
 TEST(ValidationCpu, KubeVirtOrder) {
-  // requests/limits, then dedicated-CPU threads, then NUMA, then isolateEmulatorThread.
+  // requests/limits, then NUMA, then isolateEmulatorThread (validateCpuPinning is validate_dedicated_cpu).
   EXPECT_EQ(
       check(R"({"resources": {"requests": {"cpu": "-1"}},
                       "cpu": {"dedicatedCpuPlacement": false, "isolateEmulatorThread": true, "numa": {"guestMappingPassthrough": {}},
@@ -88,11 +79,6 @@ TEST(ValidationCpu, KubeVirtOrder) {
       "be set to true when NUMA topology strategy is set in spec.domain.cpu.numa.guestMappingPassthrough\n"
       "FieldValueInvalid spec.domain.cpu.isolateEmulatorThread: IsolateEmulatorThread should be only set in "
       "combination with DedicatedCPUPlacement\n");
-  EXPECT_EQ(check(R"({"cpu": {"dedicatedCpuPlacement": true, "threads": 3, "numa": {"guestMappingPassthrough": {}}}})"),
-            "FieldValueInvalid spec.domain.cpu.dedicatedCpuPlacement: Not more than two threads must be provided at "
-            "spec.domain.cpu.threads (got 3) when DedicatedCPUPlacement is true\n"
-            "FieldValueInvalid spec.domain.cpu.numa.guestMappingPassthrough: spec.domain.memory.hugepages must be "
-            "requested when NUMA topology strategy is set in spec.domain.cpu.numa.guestMappingPassthrough\n");
 }
 
 }  // namespace

@@ -193,7 +193,7 @@ TEST(ValidationVmSpec, LiveUpdateMemoryWithMaxGuest) {
        "Memory hotplug is only available for VMs with at least 1Gi of guest memory"},
       {R"({"architecture": "amd64", "domain": {"memory": {"maxGuest": "2Gi"}, "devices": {}}})",
        "Guest memory must be configured when memory hotplug is enabled"},
-      {R"({"architecture": "amd64", "domain": {"cpu": {"realtime": {}, "dedicatedCpuPlacement": true, "numa": {"guestMappingPassthrough": {}}}, "memory": {"guest": "2Gi", "maxGuest": "8Gi", "hugepages": {"pageSize": "2Mi"}}, "devices": {}}})",
+      {R"({"architecture": "amd64", "domain": {"cpu": {"realtime": {}, "dedicatedCpuPlacement": true, "cores": 2, "numa": {"guestMappingPassthrough": {}}}, "memory": {"guest": "2Gi", "maxGuest": "8Gi", "hugepages": {"pageSize": "2Mi"}}, "devices": {}}})",
        "Memory hotplug is not compatible with realtime VMs"},
       {R"({"architecture": "amd64", "domain": {"launchSecurity": {"sev": {}}, "firmware": {"bootloader": {"efi": {"secureBoot": false}}},
           "memory": {"guest": "2Gi", "maxGuest": "8Gi"}, "devices": {}}})",

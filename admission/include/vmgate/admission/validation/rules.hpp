@@ -20,8 +20,11 @@ ErrorList validate_dns_names(const json::Value& spec, const FieldPath& path);
 ErrorList validate_memory(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// domain.machine.type against the arch's emulated-machine globs.
 ErrorList validate_machine_type(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
-/// CPU requests/limits, isolateEmulatorThread, dedicated CPU threads, NUMA passthrough.
+/// CPU requests/limits, NUMA passthrough, isolateEmulatorThread.
 ErrorList validate_cpu(const json::Value& spec, const FieldPath& path);
+/// dedicatedCpuPlacement (validateCpuPinning): memory provided, whole CPUs, requests equal to
+/// limits and agreeing with the topology, thread limits (one on arm64, at most two).
+ErrorList validate_dedicated_cpu(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// Whether each network name is on the pod network (the last network of a name wins, as
 /// KubeVirt's IndexNetworkSpecByName); a name without a network is absent.
 std::unordered_map<std::string_view, bool> pod_networks_by_name(const json::Value& spec);
@@ -124,5 +127,10 @@ ErrorList validate_vm_spec(const json::Value& vm, const ClusterConfig& config, b
 /// UPDATE.
 ErrorList validate_vm_storage(const json::Value& vm, const json::Value* old_vm, bool update,
                               std::string_view namespace_name);
+
+/// VirtualMachine status.volumeRequests, after the storage stage: each request well formed,
+/// not repeated, not conflicting with the template's volume of its name, its disk hotpluggable;
+/// then the template spec with the requests applied (no defaults) passes the VMI spec rules.
+ErrorList validate_vm_volume_requests(const json::Value& vm, const ClusterConfig& config);
 
 }  // namespace vmgate::admission::validation
