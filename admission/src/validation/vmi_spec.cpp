@@ -29,6 +29,8 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_cpu_hotplug(spec, path));
   append(causes, validate_start_strategy(spec, path));
   append(causes, validate_realtime(spec, path));
+  append(causes, validate_affinity(spec, path));
+  append(causes, validate_topology_spread(spec, path));
   append(causes, validate_network_sources(spec, path));
   append(causes, validate_interface_states(spec, path));
   append(causes, validate_interface_bindings(spec, path, config));

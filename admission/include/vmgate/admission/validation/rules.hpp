@@ -30,6 +30,11 @@ ErrorList validate_dedicated_cpu(const json::Value& spec, const FieldPath& path,
 std::unordered_map<std::string_view, bool> pod_networks_by_name(const json::Value& spec);
 /// Network sources: one pod network, one Multus default, one type per network, Multus names.
 ErrorList validate_network_sources(const json::Value& spec, const FieldPath& path);
+/// affinity: node selector terms and requirements, weights, pod (anti-)affinity terms — in
+/// Kubernetes' field.Error words, at KubeVirt's paths ("spec.nodeAffinity...").
+ErrorList validate_affinity(const json::Value& spec, const FieldPath& path);
+/// topologySpreadConstraints: maxSkew, topologyKey, whenUnsatisfiable, label selector, no repeats.
+ErrorList validate_topology_spread(const json::Value& spec, const FieldPath& path);
 /// Interface states: known values, link states not on SR-IOV, absent only with bridge binding
 /// and not on the default network.
 ErrorList validate_interface_states(const json::Value& spec, const FieldPath& path);
