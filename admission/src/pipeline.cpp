@@ -215,8 +215,16 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
   }
   const bool update = request.operation == Operation::update;
   if (!update && has_template) {
-    // vms-admitter.go: on CREATE the network admitter's ValidateCreation, with the path "spec".
-    // The template's spec exists: the defaults above created it.
+    // vms-admitter.go: on CREATE the discontinued feature gates (on the submitted template), then
+    // the network admitter's ValidateCreation with the path "spec". The defaults above created the
+    // copy's template spec.
+    const json::Value* submitted_spec = json::find_path(object, {"spec", "template", "spec"});
+    const json::Value empty(rapidjson::kObjectType);
+    if (ErrorList causes = validation::validate_discontinued_feature_gates(
+            submitted_spec != nullptr ? *submitted_spec : empty, cluster.config());
+        !causes.empty()) {
+      return with_warnings(Verdict::invalid(std::move(causes)), std::move(warnings));
+    }
     if (ErrorList causes =
             validation::validate_discontinued_bindings(*json::find(*template_value, "spec"), FieldPath("spec"));
         !causes.empty()) {
@@ -262,13 +270,20 @@ Verdict validate_vmi(const Request& request, const ClusterView& cluster, const S
   }
   const json::Value* spec_value = json::find_object(object, "spec");
   const json::Value empty(rapidjson::kObjectType);
-  // The network admitter, registered as a spec validator of the VMI create webhook, reports
-  // discontinued bindings before the spec rules.
-  ErrorList causes =
-      validation::validate_discontinued_bindings(spec_value != nullptr ? *spec_value : empty, FieldPath("spec"));
-  ErrorList spec_causes =
-      validation::validate_vmi_spec(spec_value != nullptr ? *spec_value : empty, FieldPath("spec"), cluster.config());
-  causes.insert(causes.end(), spec_causes.begin(), spec_causes.end());
+  // vmi-create-admitter.go Admit: discontinued feature gates, then the spec validators virt-api
+  // registers (the network admitter: discontinued bindings and its Validate; the storage
+  // admitter's Validate), then ValidateVirtualMachineInstanceSpec — which runs the network and
+  // disk rules again, so a real cluster reports their causes twice, and so does vmgate.
+  const json::Value& spec = spec_value != nullptr ? *spec_value : empty;
+  const FieldPath spec_path("spec");
+  ErrorList causes;
+  for (ErrorList part :
+       {validation::validate_discontinued_feature_gates(spec, cluster.config()),
+        validation::validate_discontinued_bindings(spec, spec_path),
+        validation::validate_network(spec, spec_path, cluster.config()), validation::validate_storage(spec, spec_path),
+        validation::validate_vmi_spec(spec, spec_path, cluster.config())}) {
+    causes.insert(causes.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+  }
   ErrorList only = validation::validate_vmi_only(object, cluster.config(), request.from_kubevirt_service_account);
   causes.insert(causes.end(), only.begin(), only.end());
   if (!causes.empty()) {

@@ -176,6 +176,31 @@ TEST(Pipeline, DiscontinuedBindingsOnCreateAndStorageAfterTheSpec) {
   EXPECT_NE(outcome.verdict.message.find("Sometimes"), std::string::npos) << outcome.verdict.message;
 }
 
+TEST(Pipeline, VmiCreateReportsNetworkAndDiskCausesTwiceAsVirtApiDoes) {
+  // virt-api registers the network and storage admitters as spec validators of the VMI create
+  // webhook and ValidateVirtualMachineInstanceSpec runs their rules again; a VM reports them once.
+  const Pipeline pipeline;
+  const ObjectStore store;
+  const json::Document vmi = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
+    "metadata":{"name":"vmi","namespace":"ns"},
+    "spec":{"domain":{"devices":{"disks":[{"name":"root","disk":{"bus":"ide"}}],
+      "interfaces":[{"name":"default","masquerade":{},"model":"virtio-net"}]},
+      "resources":{"requests":{"memory":"1Gi"}}},
+      "networks":[{"name":"default","pod":{}}],"volumes":[{"name":"root","emptyDisk":{"capacity":"1Gi"}}]}})");
+  Request r;
+  r.resource = Resource::virtual_machine_instance;
+  r.object = &vmi;
+  const Verdict verdict = pipeline.admit(r, store).verdict;
+  std::vector<std::string> fields;
+  for (const FieldError& cause : verdict.causes) {
+    fields.push_back(cause.field);
+  }
+  EXPECT_EQ(fields, (std::vector<std::string>{
+                        "spec.domain.devices.interfaces[0].model", "spec.domain.devices.disks[0].disk.bus",
+                        "spec.domain.devices.interfaces[0].model", "spec.domain.devices.disks[0].disk.bus"}))
+      << verdict.message;
+}
+
 TEST(Pipeline, ReferencePolicyExpandWritesTheInstancetypeIntoTheStoredVm) {
   const Pipeline pipeline;
   ObjectStore store;

@@ -90,8 +90,8 @@ void validate_interface_boot_orders(const json::Value& spec, const FieldPath& pa
 // container name (it may become one). KubeVirt's `field` is the disks list: some causes name
 // `<disks>[i].x`, others the doubled `<disks>.domain.devices.disks[i].x`, and the IO mode
 // message the list itself; kept as KubeVirt writes them.
-void validate_disk_fields(const json::Value& disk, const FieldPath& disk_path, const FieldPath& disks_path,
-                          const FieldPath& doubled, ErrorList& causes) {
+void validate_disk_value_fields(const json::Value& disk, const FieldPath& disk_path, const FieldPath& disks_path,
+                                const FieldPath& doubled, ErrorList& causes) {
   if (const std::string_view serial = json::find_string(disk, "serial"); !serial.empty()) {
     const bool valid = std::all_of(serial.begin(), serial.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '+' || c == '-';
@@ -158,11 +158,11 @@ void validate_disk_volume_kind(const json::Value& disk, const json::Value& volum
 
 }  // namespace
 
-ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
+ErrorList validate_disk_volumes(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
   ErrorList causes;
+  std::unordered_set<std::uint64_t> boot_orders;
   const json::Value* disks = json::find_path(spec, {"domain", "devices", "disks"});
   if (disks == nullptr || !disks->IsArray()) {
-    std::unordered_set<std::uint64_t> boot_orders;
     validate_interface_boot_orders(spec, path, boot_orders, causes);
     return causes;
   }
@@ -173,8 +173,6 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
       volumes[json::find_string(volume, "name")] = &volume;
     }
   }
-  // Boot order, volume mapping (validateBootOrder).
-  std::unordered_set<std::uint64_t> boot_orders;
   for (rapidjson::SizeType i = 0; i < disks->Size(); ++i) {
     const json::Value& disk = (*disks)[i];
     const std::string_view name = json::find_string(disk, "name");
@@ -200,7 +198,16 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
     }
   }
   validate_interface_boot_orders(spec, path, boot_orders, causes);
-  // ValidateDisks: names, single target, boot order value, bus.
+  return causes;
+}
+
+ErrorList validate_disk_fields(const json::Value& spec, const FieldPath& path) {
+  ErrorList causes;
+  const json::Value* disks = json::find_path(spec, {"domain", "devices", "disks"});
+  if (disks == nullptr || !disks->IsArray()) {
+    return causes;
+  }
+  const FieldPath disks_path = path.child("domain").child("devices").child("disks");
   std::unordered_map<std::string_view, rapidjson::SizeType> first_index;
   for (rapidjson::SizeType i = 0; i < disks->Size(); ++i) {
     const json::Value& disk = (*disks)[i];
@@ -225,7 +232,7 @@ ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const C
     }
     const FieldPath doubled = disks_path.child("domain").child("devices").child("disks").index(i);
     validate_bus(disk, disk_path, doubled, causes);
-    validate_disk_fields(disk, disk_path, disks_path, doubled, causes);
+    validate_disk_value_fields(disk, disk_path, disks_path, doubled, causes);
     validate_disk_block_size(disk, disk_path, causes);
   }
   return causes;

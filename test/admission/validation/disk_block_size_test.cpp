@@ -1,4 +1,4 @@
-// Tests of pkg/storage/admitters/disks.go validateBlockSize, through validate_disks.
+// Tests of pkg/storage/admitters/disks.go validateBlockSize, through validate_disk_fields.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,10 +13,10 @@ using vmgate::testing::describe;
 using vmgate::testing::parse;
 
 std::string check(std::string_view block_size, std::string_view target = R"("disk": {"bus": "virtio"})") {
-  return describe(validate_disks(
+  return describe(validate_disk_fields(
       parse(R"({"domain": {"devices": {"disks": [{"name": "a", )" + std::string(target) + R"(, "blockSize": )" +
             std::string(block_size) + R"(}]}}, "volumes": [{"name": "a", "emptyDisk": {"capacity": "1Gi"}}]})"),
-      FieldPath("spec"), ClusterConfig{}));
+      FieldPath("spec")));
 }
 
 TEST(ValidationDiskBlockSize, CustomSizes) {

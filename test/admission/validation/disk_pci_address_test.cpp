@@ -1,4 +1,4 @@
-// Tests of pkg/storage/admitters/disks.go validatePciAddress, through validate_disks (KubeVirt's
+// Tests of pkg/storage/admitters/disks.go validatePciAddress, through validate_disk_fields (KubeVirt's
 // doubled path "<disks>.domain.devices.disks.disk[i]").
 #include <gtest/gtest.h>
 
@@ -15,9 +15,9 @@ using vmgate::testing::parse;
 
 std::string check(std::string_view disk) {
   return describe(
-      validate_disks(parse(R"({"domain": {"devices": {"disks": [{"name": "a", "disk": )" + std::string(disk) +
-                           R"(}]}}, "volumes": [{"name": "a", "emptyDisk": {"capacity": "1Gi"}}]})"),
-                     FieldPath("spec"), ClusterConfig{}));
+      validate_disk_fields(parse(R"({"domain": {"devices": {"disks": [{"name": "a", "disk": )" + std::string(disk) +
+                                 R"(}]}}, "volumes": [{"name": "a", "emptyDisk": {"capacity": "1Gi"}}]})"),
+                           FieldPath("spec")));
 }
 
 TEST(ValidationDiskPciAddress, VirtioBusAndWellFormed) {

@@ -15,11 +15,19 @@ using vmgate::testing::parse;
 
 using vmgate::testing::describe;
 
+// Both disk rule groups, in KubeVirt's order: validateBootOrder's, then ValidateDisks'.
+ErrorList both(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
+  ErrorList causes = validate_disk_volumes(spec, path, config);
+  ErrorList fields = validate_disk_fields(spec, path);
+  causes.insert(causes.end(), fields.begin(), fields.end());
+  return causes;
+}
+
 std::string check(std::string_view disks, std::string_view volumes, const ClusterConfig& config = ClusterConfig{},
                   std::string_view path = "spec") {
-  return describe(validate_disks(parse(R"({"domain": {"devices": {"disks": )" + std::string(disks) +
-                                       R"(}}, "volumes": )" + std::string(volumes) + "}"),
-                                 FieldPath(std::string(path)), config));
+  return describe(both(parse(R"({"domain": {"devices": {"disks": )" + std::string(disks) + R"(}}, "volumes": )" +
+                             std::string(volumes) + "}"),
+                       FieldPath(std::string(path)), config));
 }
 
 TEST(ValidationDisks, MatchingDisksAndVolumesPass) {
@@ -29,7 +37,7 @@ TEST(ValidationDisks, MatchingDisksAndVolumesPass) {
             R"([{"name": "root"}, {"name": "ci"}, {"name": "data", "persistentVolumeClaim": {"claimName": "c"}},
                 {"name": "usb"}, {"name": "plain"}])"),
       "");
-  EXPECT_TRUE(validate_disks(parse("{}"), FieldPath("spec"), ClusterConfig{}).empty());
+  EXPECT_TRUE(both(parse("{}"), FieldPath("spec"), ClusterConfig{}).empty());
 }
 
 TEST(ValidationDisks, DiskWithoutVolume) {
@@ -73,8 +81,8 @@ TEST(ValidationDisks, BootOrder) {
 TEST(ValidationDisks, InterfaceBootOrdersShareTheDisksOnes) {
   const auto spec = [](std::string_view devices) {
     return describe(
-        validate_disks(parse(R"({"domain": {"devices": )" + std::string(devices) + R"(}, "volumes": [{"name": "a"}]})"),
-                       FieldPath("spec"), ClusterConfig{}));
+        both(parse(R"({"domain": {"devices": )" + std::string(devices) + R"(}, "volumes": [{"name": "a"}]})"),
+             FieldPath("spec"), ClusterConfig{}));
   };
   EXPECT_EQ(spec(R"({"disks": [{"name": "a", "bootOrder": 1}], "interfaces": [{"name": "n", "bootOrder": 2}]})"), "");
   EXPECT_EQ(spec(R"({"disks": [{"name": "a", "bootOrder": 1}], "interfaces": [{"name": "n", "bootOrder": 1}]})"),

@@ -49,7 +49,8 @@ TEST(ValidationVmiSpec, NonObjectSpecHasNoCauses) {
 
 TEST(ValidationVmiSpec, EveryRuleFamilyInKubeVirtOrder) {
   // One problem per rule, in ValidateVirtualMachineInstanceSpec's order (memory, hugepages, machine,
-  // CPU, feature policies, network, boot order, disks, inputs, ioThreads, firmware, volumes, host devices).
+  // CPU, feature policies, network, boot order, inputs, ioThreads, then validateDomainSpec's disks and
+  // firmware, volumes, host devices).
   const std::string spec = R"({
     "hostname": "Bad_Host",
     "domain": {
@@ -94,9 +95,9 @@ TEST(ValidationVmiSpec, EveryRuleFamilyInKubeVirtOrder) {
       "FieldValueRequired spec.template.spec.networks[0].name: spec.template.spec.networks[0].name 'other' not found.\n"
       "FieldValueInvalid spec.template.spec.domain.devices.interfaces[0].name: "
       "spec.template.spec.domain.devices.interfaces[0].name 'default' not found.\n"
-      "FieldValueInvalid spec.template.spec.domain.devices.disks[0].disk.bus: IDE bus is not supported\n"
       "FieldValueInvalid spec.template.spec.domain.devices.inputs[0].type: Input device can have only tablet type.\n"
       "FieldValueInvalid spec.template.spec.domain.ioThreadsPolicy: Invalid IOThreadsPolicy (sometimes)\n"
+      "FieldValueInvalid spec.template.spec.domain.devices.disks[0].disk.bus: IDE bus is not supported\n"
       "FieldValueInvalid spec.template.spec.domain.firmware.bootloader: spec.template.spec.domain.firmware.bootloader "
       "has both EFI and BIOS configured, but they are mutually exclusive.\n"
       "FieldValueInvalid spec.template.spec.volumes[1].name: spec.template.spec.volumes[1] and "

@@ -46,8 +46,14 @@ ErrorList validate_interface_fields(const json::Value& spec, const FieldPath& pa
 ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// Interfaces ↔ networks by name, unique network and interface names.
 ErrorList validate_network_names(const json::Value& spec, const FieldPath& path);
-/// Disks: unique names, one target, known bus, disk → volume, boot order.
-ErrorList validate_disks(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// validateBootOrder: each disk's volume exists (an empty CD-ROM needs DeclarativeHotplugVolumes)
+/// and suits it (LUN, downwardMetrics), boot orders unique across disks and interfaces.
+ErrorList validate_disk_volumes(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// storage ValidateDisks: unique names, one target, PCI address, boot order value, bus, serial,
+/// cache, IO, error policy, name as a DNS label, block size.
+ErrorList validate_disk_fields(const json::Value& spec, const FieldPath& path);
+/// The network admitter's Validate: network sources, interface states, bindings, names, fields.
+ErrorList validate_network(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// Volumes: unique names, one source each, cloud-init data, hostDisk, names of configMap/secret/
 /// serviceAccount sources, at most one serviceAccount/downwardMetrics/memoryDump volume.
 ErrorList validate_volumes(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
@@ -69,12 +75,19 @@ ErrorList validate_sound(const json::Value& spec, const FieldPath& path);
 ErrorList validate_cpu_hotplug(const json::Value& spec, const FieldPath& path);
 /// A video device with autoattachGraphicsDevice false.
 ErrorList validate_video(const json::Value& spec, const FieldPath& path);
+/// CREATE: a discontinued feature gate (Passt, Macvtap) listed in the KubeVirt CR while the spec
+/// uses its API; causes without a field.
+ErrorList validate_discontinued_feature_gates(const json::Value& spec, const ClusterConfig& config);
 /// CREATE: the slirp, passt and macvtap bindings were discontinued in v1.3.
 ErrorList validate_discontinued_bindings(const json::Value& spec, const FieldPath& path);
 /// startStrategy is Paused (and then no liveness probe).
 ErrorList validate_start_strategy(const json::Value& spec, const FieldPath& path);
 /// autoattachVSOCK needs the VSOCK feature gate.
 ErrorList validate_vsock(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// utilityVolumes are refused on creation (they arrive by hotplug only).
+ErrorList validate_utility_volumes(const json::Value& spec, const FieldPath& path);
+/// The storage admitter's Validate: container disks, utility volumes, disk fields.
+ErrorList validate_storage(const json::Value& spec, const FieldPath& path);
 /// containerDisk paths: absolute, without relative components, not "/".
 ErrorList validate_container_disks(const json::Value& spec, const FieldPath& path);
 /// cpu.realtime needs dedicatedCpuPlacement and numa.guestMappingPassthrough.
