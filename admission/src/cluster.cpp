@@ -310,6 +310,37 @@ bool read_bool(const json::Value& parent, std::string_view key, std::string_view
   return true;
 }
 
+// configuration.go validateConfig: the settings whose bad values make KubeVirt ignore the whole
+// configuration; its message, or "" when none is bad.
+std::string kubevirt_rejection(const json::Value& configuration) {
+  const std::string_view pull_policy = json::find_string(configuration, "imagePullPolicy");
+  if (!pull_policy.empty() && pull_policy != "Always" && pull_policy != "Never" && pull_policy != "IfNotPresent") {
+    return "invalid dev.imagePullPolicy in config: " + std::string(pull_policy);
+  }
+  if (const json::Value* developer = json::find_object(configuration, "developerConfiguration")) {
+    const auto integer = [developer](std::string_view key) -> std::optional<std::int64_t> {
+      const json::Value* value = json::find(*developer, key);
+      return value != nullptr && value->IsInt64() ? std::optional<std::int64_t>(value->GetInt64()) : std::nullopt;
+    };
+    if (const auto overcommit = integer("memoryOvercommit"); overcommit && *overcommit <= 0) {
+      return "invalid memoryOvercommit in ConfigMap: " + std::to_string(*overcommit);
+    }
+    if (const auto ratio = integer("cpuAllocationRatio"); ratio && *ratio <= 0) {
+      return "invalid cpu allocation ratio in ConfigMap: " + std::to_string(*ratio);
+    }
+    if (const auto toleration = integer("lessPVCSpaceToleration");
+        toleration && (*toleration < 0 || *toleration > 100)) {
+      return "invalid lessPVCSpaceToleration in ConfigMap: " + std::to_string(*toleration);
+    }
+  }
+  const json::Value* network = json::find_object(configuration, "network");
+  const std::string_view interface = network != nullptr ? json::find_string(*network, "defaultNetworkInterface") : "";
+  if (!interface.empty() && interface != "bridge" && interface != "slirp" && interface != "masquerade") {
+    return "invalid default-network-interface in config: " + std::string(interface);
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) {
@@ -433,6 +464,13 @@ Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) 
   }
   if (!problems.empty()) {
     return Error{problems};
+  }
+  if (std::string rejection = kubevirt_rejection(c); !rejection.empty()) {
+    // configuration.go: an invalid configuration is not applied; virt-api keeps the last valid
+    // one, the defaults for a cluster that never had one. The reason travels as a warning.
+    ClusterConfig defaults;
+    defaults.ignored_configuration = std::move(rejection);
+    return defaults;
   }
   return config;
 }

@@ -150,6 +150,15 @@ MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, c
   return mutated(object, std::move(vmi));
 }
 
+// KubeVirt logs an invalid CR configuration and goes on with the defaults; vmgate says so in
+// every answer, so that the user sees why the CR's settings have no effect.
+void warn_of_ignored_configuration(const ClusterConfig& config, std::vector<std::string>& warnings) {
+  if (!config.ignored_configuration.empty()) {
+    warnings.push_back("the KubeVirt CR's configuration is ignored, as KubeVirt ignores it: " +
+                       config.ignored_configuration);
+  }
+}
+
 // A VM's lookup warnings travel with every verdict, denials included.
 Verdict with_warnings(Verdict verdict, std::vector<std::string> warnings) {
   verdict.warnings = std::move(warnings);
@@ -298,16 +307,21 @@ MutationOutcome Pipeline::mutate(const Request& request, const ClusterView& clus
   if (request.object == nullptr || !request.object->IsObject()) {
     return denied(Verdict::bad_request("the object is not a JSON object"));
   }
-  return request.resource == Resource::virtual_machine ? mutate_vm(request, cluster, impl_->structure)
-                                                       : mutate_vmi(request, cluster, impl_->structure);
+  MutationOutcome outcome = request.resource == Resource::virtual_machine
+                                ? mutate_vm(request, cluster, impl_->structure)
+                                : mutate_vmi(request, cluster, impl_->structure);
+  warn_of_ignored_configuration(cluster.config(), outcome.verdict.warnings);
+  return outcome;
 }
 
 Verdict Pipeline::validate(const Request& request, const ClusterView& cluster) const {
   if (request.object == nullptr || !request.object->IsObject()) {
     return Verdict::bad_request("the object is not a JSON object");
   }
-  return request.resource == Resource::virtual_machine ? validate_vm(request, cluster, &impl_->structure)
-                                                       : validate_vmi(request, cluster, &impl_->structure);
+  Verdict verdict = request.resource == Resource::virtual_machine ? validate_vm(request, cluster, &impl_->structure)
+                                                                  : validate_vmi(request, cluster, &impl_->structure);
+  warn_of_ignored_configuration(cluster.config(), verdict.warnings);
+  return verdict;
 }
 
 Result<json::Document> Pipeline::expand(const json::Value& vm, std::string_view namespace_name,

@@ -375,6 +375,39 @@ TEST(ClusterConfigFeatureGates, DisabledFeatureGatesTurnBetaGatesOff) {
             "spec.configuration.developerConfiguration.disabledFeatureGates must be a list of strings");
 }
 
+TEST(ClusterConfigFromKubeVirt, AnInvalidConfigurationIsIgnoredAsKubeVirtDoes) {
+  // configuration.go validateConfig: one bad setting and none of the CR's configuration applies.
+  struct Case {
+    std::string configuration;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {R"({"cpuModel": "Haswell", "network": {"defaultNetworkInterface": "macvtap"}})",
+       "invalid default-network-interface in config: macvtap"},
+      {R"({"cpuModel": "Haswell", "imagePullPolicy": "Sometimes"})",
+       "invalid dev.imagePullPolicy in config: Sometimes"},
+      {R"({"cpuModel": "Haswell", "developerConfiguration": {"memoryOvercommit": 0}})",
+       "invalid memoryOvercommit in ConfigMap: 0"},
+      {R"({"cpuModel": "Haswell", "developerConfiguration": {"cpuAllocationRatio": -1}})",
+       "invalid cpu allocation ratio in ConfigMap: -1"},
+      {R"({"cpuModel": "Haswell", "developerConfiguration": {"lessPVCSpaceToleration": 101}})",
+       "invalid lessPVCSpaceToleration in ConfigMap: 101"},
+  };
+  for (const Case& c : cases) {
+    const Result<ClusterConfig> config =
+        ClusterConfig::from_kubevirt(parse(R"({"spec": {"configuration": )" + c.configuration + "}}"));
+    ASSERT_TRUE(config.ok()) << c.configuration;
+    EXPECT_EQ(config->ignored_configuration, c.reason);
+    EXPECT_EQ(config->cpu_model, "") << c.configuration;
+  }
+  const Result<ClusterConfig> valid = ClusterConfig::from_kubevirt(parse(R"({"spec": {"configuration": {
+      "cpuModel": "Haswell", "imagePullPolicy": "Always", "network": {"defaultNetworkInterface": "masquerade"},
+      "developerConfiguration": {"memoryOvercommit": 150, "cpuAllocationRatio": 5, "lessPVCSpaceToleration": 0}}}})"));
+  ASSERT_TRUE(valid.ok());
+  EXPECT_EQ(valid->ignored_configuration, "");
+  EXPECT_EQ(valid->cpu_model, "Haswell");
+}
+
 TEST(ClusterConfigFeatureGates, PersistentReservationIsOptInThoughGa) {
   // virt-config.go PersistentReservationEnabled: the configuration's enabled, else the gate listed.
   EXPECT_FALSE(ClusterConfig{}.persistent_reservation_enabled());

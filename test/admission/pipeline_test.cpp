@@ -201,6 +201,27 @@ TEST(Pipeline, VmiCreateReportsNetworkAndDiskCausesTwiceAsVirtApiDoes) {
       << verdict.message;
 }
 
+TEST(Pipeline, AnIgnoredKubeVirtConfigurationIsAWarning) {
+  const Pipeline pipeline;
+  ObjectStore store;
+  ASSERT_TRUE(store
+                  .add(parse(R"({"apiVersion":"kubevirt.io/v1","kind":"KubeVirt","metadata":{"name":"kubevirt",
+                    "namespace":"kubevirt"},"spec":{"configuration":{"cpuModel":"Haswell",
+                    "network":{"defaultNetworkInterface":"macvtap"}}}})"))
+                  .ok());
+  const json::Document vmi = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
+    "metadata":{"name":"vmi","namespace":"ns"},"spec":{"domain":{"devices":{},"resources":{"requests":{"memory":"1Gi"}}}}})");
+  Request r;
+  r.resource = Resource::virtual_machine_instance;
+  r.object = &vmi;
+  const Outcome outcome = pipeline.admit(r, store);
+  EXPECT_TRUE(outcome.verdict.allowed) << outcome.verdict.message;
+  EXPECT_EQ(outcome.verdict.warnings,
+            (std::vector<std::string>{"the KubeVirt CR's configuration is ignored, as KubeVirt ignores it: invalid "
+                                      "default-network-interface in config: macvtap"}));
+  EXPECT_EQ(testing::text(outcome.admitted, "/spec/domain/cpu/model"), "host-model");
+}
+
 TEST(Pipeline, ReferencePolicyExpandWritesTheInstancetypeIntoTheStoredVm) {
   const Pipeline pipeline;
   ObjectStore store;

@@ -36,7 +36,9 @@ void set_cpu_hotplug(json::Value& domain, const ClusterConfig& config, json::All
       max_sockets = std::max(max_vcpus / per_socket, sockets);
     }
   }
-  json::set(cpu, "maxSockets", json::Value(max_sockets), allocator);
+  if (max_sockets != 0) {  // omitempty: a topology without sockets leaves maxSockets unset
+    json::set(cpu, "maxSockets", json::Value(max_sockets), allocator);
+  }
 }
 
 bool memory_hotplug_possible(const json::Value& vmi_spec, const Quantity& guest, const Quantity& max_guest) {

@@ -1,7 +1,8 @@
 // Reads/writes: spec.domain.features.hyperv.{evmcs, vapic, ipi, tlbflush, synictimer, synic,
 // vpindex}, spec.domain.cpu.features. Follows pkg/defaults/hyperv.go SetHypervFeatureDependencies
 // (called best-effort by setDefaultHypervFeatureDependencies: a dependency the user disabled
-// stops the walk and is left to the validating webhook, earlier changes stay).
+// stops the walk, and the vmx feature for eVMCS, and is left to the validating webhook; earlier
+// changes stay).
 #include "vmgate/admission/defaults/hyperv_dependencies.hpp"
 #include "vmgate/admission/spec.hpp"
 
@@ -41,7 +42,7 @@ void set_hyperv_dependencies(json::Value& vmi_spec, json::Allocator& allocator) 
     if (required == FeatureState::missing) {
       enable(*hyperv, dependency.required, allocator);
     } else if (required == FeatureState::disabled) {
-      break;
+      return;  // SetHypervFeatureDependencies returns its error before setEVMCSDependency
     }
   }
   // setEVMCSDependency: eVMCS needs the vmx CPU feature required.

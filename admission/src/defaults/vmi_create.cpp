@@ -27,13 +27,17 @@ void set_status(json::Value& vmi, const ClusterConfig& config, json::Allocator& 
   if (cpu != nullptr && cpu->IsObject() && spec::unset(status, "currentCPUTopology")) {
     json::Value topology(rapidjson::kObjectType);
     for (std::string_view count : {"cores", "sockets", "threads"}) {
-      topology.AddMember(json::make_string(count, allocator), json::Value(spec::uint_or_zero(*cpu, count)), allocator);
+      if (const std::uint64_t value = spec::uint_or_zero(*cpu, count); value != 0) {  // omitempty
+        topology.AddMember(json::make_string(count, allocator), json::Value(value), allocator);
+      }
     }
     json::set(status, "currentCPUTopology", std::move(topology), allocator);
   }
   json::set_string(status, "phase", "Pending", allocator);
   if (!config.feature_gate_enabled("Root")) {
     json::set(status, "runtimeUser", json::Value(107), allocator);
+  } else if (spec::unset(status, "runtimeUser")) {
+    json::set(status, "runtimeUser", json::Value(0), allocator);  // no omitempty: KubeVirt writes 0
   }
 }
 

@@ -54,5 +54,12 @@ TEST(DefaultsHyperv, EvmcsNeedsVapicAndVmxRequired) {
   EXPECT_EQ(text(rewritten, "/domain/cpu/features"), R"([{"name":"pcid"},{"name":"vmx","policy":"require"}])");
 }
 
+TEST(DefaultsHyperv, ADisabledVapicLeavesEvmcsWithoutVmx) {
+  // The dependency error returns before setEVMCSDependency; validation then reports both causes.
+  const json::Document spec =
+      defaulted(R"({"features": {"hyperv": {"evmcs": {"enabled": true}, "vapic": {"enabled": false}}}})");
+  EXPECT_EQ(text(spec, "/domain/cpu"), "<absent>");
+}
+
 }  // namespace
 }  // namespace vmgate::admission::defaults

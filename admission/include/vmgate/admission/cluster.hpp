@@ -58,6 +58,9 @@ struct ClusterConfig {
   std::string max_guest;                                    // liveUpdateConfiguration.maxGuest (quantity)
   std::string cpu_request;                                  // cpuRequest (quantity; "" = 100m default)
   std::optional<bool> persistent_reservation;               // persistentReservationConfiguration.enabled
+  /// Why the KubeVirt CR's configuration was not applied (KubeVirt's validateConfig message), or
+  /// empty. When set, every other member holds the defaults, as on a cluster with that CR.
+  std::string ignored_configuration;
 
   /// Machine type for an architecture: the deprecated machineType, else architectureConfiguration,
   /// else the per-arch default (amd64 q35, arm64 virt, s390x s390-ccw-virtio).
