@@ -3,6 +3,8 @@
 // infer/, cpu/, hugepages/, defaults/ and validation/.
 #include "vmgate/admission/pipeline.hpp"
 
+#include "vmgate/admission/semantic_equal.hpp"
+
 #include "vmgate/admission/defaults/vm.hpp"
 #include "vmgate/admission/defaults/vmi.hpp"
 #include "vmgate/admission/expand/expand.hpp"
@@ -123,6 +125,14 @@ MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, co
   return mutated(object, std::move(vm));
 }
 
+// A struct member of a KubeVirt object (spec, status) as Go decodes it: absent or null is the
+// empty struct.
+const json::Value& struct_member(const json::Value& object, std::string_view key) {
+  static const json::Value empty(rapidjson::kObjectType);
+  const json::Value* member = json::find(object, key);
+  return member != nullptr && member->IsObject() ? *member : empty;
+}
+
 MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
   const json::Value& object = *request.object;
   if (ErrorList errors = structure.validate(StructureKind::virtual_machine_instance, object); !errors.empty()) {
@@ -136,10 +146,8 @@ MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, c
     }
   } else if (request.old_object != nullptr && !request.from_kubevirt_service_account) {
     // Status belongs to KubeVirt: a user's change to it is reverted (vmi-mutator.go UPDATE).
-    const json::Value* status = json::find(object, "status");
     const json::Value* old_status = json::find(*request.old_object, "status");
-    const json::Value null_value;
-    if (!json::equal(status != nullptr ? *status : null_value, old_status != nullptr ? *old_status : null_value)) {
+    if (!semantically_equal(struct_member(object, "status"), struct_member(*request.old_object, "status"))) {
       if (old_status != nullptr) {
         json::set(vmi, "status", json::copy(*old_status, vmi.GetAllocator()), vmi.GetAllocator());
       } else {
@@ -267,12 +275,13 @@ Verdict validate_vmi(const Request& request, const ClusterView& cluster, const S
   if (request.operation == Operation::update) {
     // vmi-update-admitter.go: the spec of a running VMI belongs to KubeVirt.
     if (request.old_object != nullptr && !request.from_kubevirt_service_account) {
-      const json::Value* spec_value = json::find(object, "spec");
-      const json::Value* old_spec = json::find(*request.old_object, "spec");
-      const json::Value null_value;
-      if (!json::equal(spec_value != nullptr ? *spec_value : null_value,
-                       old_spec != nullptr ? *old_spec : null_value)) {
+      if (!semantically_equal(struct_member(object, "spec"), struct_member(*request.old_object, "spec"))) {
         return Verdict::invalid({{CauseType::field_value_not_supported, "", "update of VMI object is restricted"}});
+      }
+      if (validation::reserved_vmi_labels_changed(object, *request.old_object)) {
+        return Verdict::invalid({{CauseType::field_value_not_supported, "",
+                                  "modification of the following reserved kubevirt.io/ labels on a VMI object is "
+                                  "prohibited"}});
       }
     }
     return Verdict::allow();

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "vmgate/admission/semantic_equal.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 
 namespace vmgate::admission::validation {
@@ -15,45 +16,6 @@ namespace vmgate::admission::validation {
 namespace {
 
 const char* const requests_field = "Status.volumeRequests";
-
-// Zero values as Go's semantic equality sees them after decoding: null, false, 0, "" and empty
-// lists equal an absent member. (An empty object stays a set pointer.)
-bool is_semantic_zero(const json::Value& value) {
-  return json::is_zero(&value) || (value.IsArray() && value.Empty());
-}
-
-bool semantically_equal(const json::Value& a, const json::Value& b);
-
-bool members_covered(const json::Value& from, const json::Value& other) {
-  for (const auto& member : from.GetObject()) {
-    if (is_semantic_zero(member.value)) {
-      continue;
-    }
-    const json::Value* counterpart = json::find(other, json::as_view(member.name));
-    if (counterpart == nullptr || !semantically_equal(member.value, *counterpart)) {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool semantically_equal(const json::Value& a, const json::Value& b) {
-  if (a.IsObject() && b.IsObject()) {
-    return members_covered(a, b) && members_covered(b, a);
-  }
-  if (a.IsArray() && b.IsArray()) {
-    if (a.Size() != b.Size()) {
-      return false;
-    }
-    for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
-      if (!semantically_equal(a[i], b[i])) {
-        return false;
-      }
-    }
-    return true;
-  }
-  return json::equal(a, b);
-}
 
 ErrorList one_cause(std::string message) {
   return {{CauseType::field_value_invalid, requests_field, std::move(message)}};

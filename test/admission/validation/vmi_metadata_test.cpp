@@ -38,5 +38,18 @@ TEST(ValidationVmiMetadata, IgnitionAndSidecarAnnotationsNeedTheirGates) {
   EXPECT_EQ(check(annotated, false, gates), "");
 }
 
+TEST(ValidationVmiMetadata, ReservedLabelsMayNotChangeOnUpdate) {
+  const auto vmi = [](std::string_view labels) {
+    return parse(R"({"metadata": {"labels": )" + std::string(labels) + "}}");
+  };
+  EXPECT_FALSE(reserved_vmi_labels_changed(vmi(R"({"app": "a"})"), vmi(R"({"app": "b"})")));
+  EXPECT_FALSE(reserved_vmi_labels_changed(vmi(R"({"kubevirt.io/nodeName": "n1", "x": "1"})"),
+                                           vmi(R"({"kubevirt.io/nodeName": "n1"})")));
+  EXPECT_TRUE(reserved_vmi_labels_changed(vmi(R"({"kubevirt.io/nodeName": "n1"})"), vmi("{}")));
+  EXPECT_TRUE(reserved_vmi_labels_changed(vmi("{}"), vmi(R"({"kubevirt.io/created-by": "u"})")));
+  EXPECT_TRUE(reserved_vmi_labels_changed(vmi(R"({"kubevirt.io/schedulable": "true"})"),
+                                          vmi(R"({"kubevirt.io/schedulable": "false"})")));
+}
+
 }  // namespace
 }  // namespace vmgate::admission::validation

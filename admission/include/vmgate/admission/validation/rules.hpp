@@ -129,6 +129,10 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
 ErrorList validate_vmi_metadata(const json::Value& metadata, const FieldPath& path, const ClusterConfig& config,
                                 bool from_kubevirt_service_account);
 
+/// VMI UPDATE (admitVMILabelsUpdate): whether a reserved kubevirt.io/ label was added, removed or
+/// changed.
+bool reserved_vmi_labels_changed(const json::Value& vmi, const json::Value& old_vmi);
+
 /// VMI CREATE only: Hyper-V enlightenments' dependencies, eVMCS needs vmx required, no
 /// hyperv beside hypervPassthrough (the spec of a VMI, paths as KubeVirt writes them).
 ErrorList validate_hyperv(const json::Value& spec);
