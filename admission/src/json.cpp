@@ -133,7 +133,10 @@ void erase(Value& object, std::string_view key) {
 }
 
 Value make_string(std::string_view text, Allocator& allocator) {
-  return Value(text.data(), static_cast<rapidjson::SizeType>(text.size()), allocator);
+  // A default-constructed view (find_string of a missing member) has no data: RapidJSON asserts
+  // on a null pointer even for length 0.
+  return text.empty() ? Value("", 0, allocator)
+                      : Value(text.data(), static_cast<rapidjson::SizeType>(text.size()), allocator);
 }
 
 Value copy(const Value& value, Allocator& allocator) {

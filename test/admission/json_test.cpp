@@ -69,3 +69,16 @@ TEST(JsonHelpers, MisuseOfRapidJsonThrowsInsteadOfUndefinedBehaviour) {
 
 }  // namespace
 }  // namespace vmgate::json
+
+namespace vmgate::json {
+namespace {
+
+TEST(JsonMakeString, ADefaultConstructedViewIsTheEmptyString) {
+  Document document;
+  const Value value = make_string(std::string_view{}, document.GetAllocator());
+  ASSERT_TRUE(value.IsString());
+  EXPECT_EQ(value.GetStringLength(), 0U);
+}
+
+}  // namespace
+}  // namespace vmgate::json

@@ -53,6 +53,33 @@ void annotate(const Value& vm, instancetype::MatcherType type, Value& metadata, 
   json::set_string(spec::annotations(metadata, allocator), key, json::find_string(*matcher, "name"), allocator);
 }
 
+// SetupVMIFromVM: metav1.NewControllerRef(vm, VirtualMachine's GVK).
+void set_owner_reference(const Value* vm_metadata, Value& metadata, Allocator& allocator) {
+  Value owner(rapidjson::kObjectType);
+  json::set_string(owner, "apiVersion", "kubevirt.io/v1", allocator);
+  json::set_string(owner, "kind", "VirtualMachine", allocator);
+  json::set_string(owner, "name", vm_metadata != nullptr ? json::find_string(*vm_metadata, "name") : "", allocator);
+  json::set_string(owner, "uid", vm_metadata != nullptr ? json::find_string(*vm_metadata, "uid") : "", allocator);
+  json::set(owner, "controller", Value(true), allocator);
+  json::set(owner, "blockOwnerDeletion", Value(true), allocator);
+  Value owners(rapidjson::kArrayType);
+  owners.PushBack(std::move(owner), allocator);
+  json::set(metadata, "ownerReferences", std::move(owners), allocator);
+}
+
+// startVMI: the VM's generation (1 for a VM being created: the API server sets it) and, for
+// WaitAsReceiver, the migration-target request.
+void set_start_annotations(const Value& vm, Value& metadata, Allocator& allocator) {
+  const Value* generation = json::find_path(vm, {"metadata", "generation"});
+  const std::int64_t value = generation != nullptr && generation->IsInt64() ? generation->GetInt64() : 1;
+  Value& annotations = spec::annotations(metadata, allocator);
+  json::set_string(annotations, "kubevirt.io/vm-generation", std::to_string(value), allocator);
+  const Value* run_strategy = json::find_path(vm, {"spec", "runStrategy"});
+  if (run_strategy != nullptr && run_strategy->IsString() && json::as_view(*run_strategy) == "WaitAsReceiver") {
+    json::set_string(annotations, "kubevirt.io/create-migration-target", "true", allocator);
+  }
+}
+
 }  // namespace
 
 Result<json::Document> build_vmi(const json::Value& vm, std::string_view namespace_name, const ClusterView& cluster) {
@@ -86,7 +113,9 @@ Result<json::Document> build_vmi(const json::Value& vm, std::string_view namespa
   if (spec::empty_string(firmware, "uuid")) {
     json::set_string(firmware, "uuid", legacy_firmware_uuid(name), allocator);
   }
+  set_owner_reference(vm_metadata, *json::find(vmi, "metadata"), allocator);
   defaults::set_default_volume_disks(spec_ref, allocator);
+  set_start_annotations(vm, *json::find(vmi, "metadata"), allocator);
   json::ensure_array(*json::find(vmi, "metadata"), "finalizers", allocator)
       .PushBack(json::make_string("kubevirt.io/virtualMachineControllerFinalize", allocator), allocator);
 

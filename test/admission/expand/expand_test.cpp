@@ -79,8 +79,12 @@ TEST(ExpandBuildVmi, CopiesTheTemplate) {
                                    store);
   EXPECT_EQ(text(vmi, "/apiVersion"), "kubevirt.io/v1");
   EXPECT_EQ(text(vmi, "/kind"), "VirtualMachineInstance");
+  // SetupVMIFromVM's controller reference and startVMI's generation annotation (1: the API server's
+  // generation of a VM being created).
   EXPECT_EQ(text(vmi, "/metadata"),
-            R"({"labels":{"app":"demo"},"annotations":{"a":"b"},"name":"testvm","namespace":"ns",)"
+            R"({"labels":{"app":"demo"},"annotations":{"a":"b","kubevirt.io/vm-generation":"1"},"name":"testvm",)"
+            R"("namespace":"ns","ownerReferences":[{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",)"
+            R"("name":"testvm","uid":"","controller":true,"blockOwnerDeletion":true}],)"
             R"("finalizers":["kubevirt.io/virtualMachineControllerFinalize"]})");
   EXPECT_EQ(text(vmi, "/spec/domain/memory/guest"), "1Gi");
 }
@@ -102,8 +106,8 @@ TEST(ExpandBuildVmi, DisksForVolumesAndTheDefaultPodNetwork) {
   EXPECT_EQ(text(vmi, "/spec/domain/devices/disks"), R"([{"name":"root"}])");
   EXPECT_EQ(text(vmi, "/spec/domain/devices/interfaces"), R"([{"name":"default","bridge":{}}])");
   EXPECT_EQ(text(vmi, "/spec/networks"), R"([{"name":"default","pod":{}}])");
-  // No instancetype or preference: no annotations and no input device.
-  EXPECT_EQ(text(vmi, "/metadata/annotations"), "<absent>");
+  // No instancetype or preference: no annotations but the generation, and no input device.
+  EXPECT_EQ(text(vmi, "/metadata/annotations"), R"({"kubevirt.io/vm-generation":"1"})");
   EXPECT_EQ(text(vmi, "/spec/domain/devices/inputs"), "<absent>");
 }
 
@@ -142,7 +146,8 @@ TEST(ExpandBuildVmi, AutoattachPreferencesComeBeforeDefaultInputAndNetwork) {
   EXPECT_EQ(text(vmi, "/spec/domain/devices/autoattachInputDevice"), "true");
   EXPECT_EQ(text(vmi, "/spec/domain/devices/inputs"), R"([{"name":"default-0","bus":"virtio","type":"tablet"}])");
   EXPECT_EQ(text(vmi, "/spec/domain/devices/interfaces"), R"([{"name":"default","bridge":{},"model":"virtio"}])");
-  EXPECT_EQ(text(vmi, "/metadata/annotations"), R"({"kubevirt.io/cluster-preference-name":"fedora"})");
+  EXPECT_EQ(text(vmi, "/metadata/annotations"),
+            R"({"kubevirt.io/vm-generation":"1","kubevirt.io/cluster-preference-name":"fedora"})");
 
   // preferredAutoattachPodInterface: false means no default interface or pod network.
   const json::Document no_net =
@@ -150,7 +155,8 @@ TEST(ExpandBuildVmi, AutoattachPreferencesComeBeforeDefaultInputAndNetwork) {
   EXPECT_EQ(text(no_net, "/spec/networks"), "<absent>");
   EXPECT_EQ(text(no_net, "/spec/domain/devices/interfaces"), "<absent>");
   EXPECT_EQ(text(no_net, "/spec/domain/devices/inputs"), R"([{"name":"default-0"}])");
-  EXPECT_EQ(text(no_net, "/metadata/annotations"), R"({"kubevirt.io/preference-name":"no-pod-net"})");
+  EXPECT_EQ(text(no_net, "/metadata/annotations"),
+            R"({"kubevirt.io/vm-generation":"1","kubevirt.io/preference-name":"no-pod-net"})");
 }
 
 TEST(ExpandBuildVmi, UserAutoattachValueBeatsThePreference) {
@@ -164,16 +170,17 @@ TEST(ExpandBuildVmi, UserAutoattachValueBeatsThePreference) {
 TEST(ExpandBuildVmi, InstancetypeAnnotationsByKind) {
   const ObjectStore store = cluster();
   EXPECT_EQ(text(built(vm_text(R"("instancetype": {"name": "u1.small"})"), store), "/metadata/annotations"),
-            R"({"kubevirt.io/cluster-instancetype-name":"u1.small"})");
+            R"({"kubevirt.io/vm-generation":"1","kubevirt.io/cluster-instancetype-name":"u1.small"})");
   EXPECT_EQ(text(built(vm_text(R"("instancetype": {"name": "u1.small", "kind": "virtualmachineclusterinstancetypes"})"),
                        store),
                  "/metadata/annotations"),
-            R"({"kubevirt.io/cluster-instancetype-name":"u1.small"})");
-  EXPECT_EQ(text(built(vm_text(R"("instancetype": {"name": "mine", "kind": "VirtualMachineInstancetype"},
+            R"({"kubevirt.io/vm-generation":"1","kubevirt.io/cluster-instancetype-name":"u1.small"})");
+  EXPECT_EQ(
+      text(built(vm_text(R"("instancetype": {"name": "mine", "kind": "VirtualMachineInstancetype"},
                                   "preference": {"name": "fedora", "kind": "VirtualMachineClusterPreference"})"),
-                       store),
-                 "/metadata/annotations"),
-            R"({"kubevirt.io/instancetype-name":"mine","kubevirt.io/cluster-preference-name":"fedora"})");
+                 store),
+           "/metadata/annotations"),
+      R"({"kubevirt.io/vm-generation":"1","kubevirt.io/instancetype-name":"mine","kubevirt.io/cluster-preference-name":"fedora"})");
 }
 
 TEST(ExpandBuildVmi, InstancetypeIsApplied) {
@@ -238,6 +245,17 @@ TEST(ExpandInPlace, NothingToDoOrCannotExpand) {
     EXPECT_FALSE(expand_vm_in_place(vm, "ns", store)) << text_vm;
     EXPECT_EQ(dump(vm), before);
   }
+}
+
+TEST(ExpandBuildVmi, GenerationAndReceiverAnnotations) {
+  const ObjectStore store = cluster();
+  json::Document vm = parse(vm_text(""));
+  json::set(*json::find(vm, "metadata"), "generation", json::Value(7), vm.GetAllocator());
+  json::set_string(*json::find(vm, "spec"), "runStrategy", "WaitAsReceiver", vm.GetAllocator());
+  Result<json::Document> vmi = build_vmi(vm, "ns", store);
+  ASSERT_TRUE(vmi.ok()) << vmi.error().message;
+  EXPECT_EQ(text(*vmi, "/metadata/annotations"),
+            R"({"kubevirt.io/vm-generation":"7","kubevirt.io/create-migration-target":"true"})");
 }
 
 }  // namespace
