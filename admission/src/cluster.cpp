@@ -351,6 +351,11 @@ Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) 
       config.default_architecture = std::string(json::as_view(*arch));
     }
   }
+  if (const json::Value* annotations = json::find_path(kubevirt, {"metadata", "annotations"});
+      annotations != nullptr && annotations->IsObject()) {
+    config.emulator_thread_even_parity =
+        json::has(*annotations, "alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity");
+  }
   const json::Value* configuration = json::find_path(kubevirt, {"spec", "configuration"});
   if (configuration == nullptr || configuration->IsNull()) {
     return config;

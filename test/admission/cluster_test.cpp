@@ -375,6 +375,14 @@ TEST(ClusterConfigFeatureGates, DisabledFeatureGatesTurnBetaGatesOff) {
             "spec.configuration.developerConfiguration.disabledFeatureGates must be a list of strings");
 }
 
+TEST(ClusterConfigFromKubeVirt, EmulatorThreadEvenParityAnnotation) {
+  EXPECT_FALSE(ClusterConfig::from_kubevirt(parse(R"({"spec": {}})"))->emulator_thread_even_parity);
+  EXPECT_TRUE(
+      ClusterConfig::from_kubevirt(
+          parse(R"({"metadata": {"annotations": {"alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity": ""}}})"))
+          ->emulator_thread_even_parity);
+}
+
 TEST(ClusterConfigFromKubeVirt, AnInvalidConfigurationIsIgnoredAsKubeVirtDoes) {
   // configuration.go validateConfig: one bad setting and none of the CR's configuration applies.
   struct Case {

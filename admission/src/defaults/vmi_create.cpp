@@ -72,6 +72,14 @@ std::optional<std::string> apply_vmi_create_defaults(json::Value& vmi, std::stri
   if (supports_pcie_hotplug(*json::find(vmi, "spec"))) {
     set_pci_topology_version(meta, allocator);
   }
+  // ApplyNewVMIMutations: the KubeVirt CR's request to complete an isolated emulator thread to an
+  // even number of CPUs reaches the VMI when AlignCPUs is enabled.
+  const json::Value* cpu = json::find_path(*json::find(vmi, "spec"), {"domain", "cpu"});
+  if (cpu != nullptr && spec::is_true(*cpu, "isolateEmulatorThread") && config.emulator_thread_even_parity &&
+      config.feature_gate_enabled("AlignCPUs")) {
+    json::set_string(spec::annotations(*json::find(vmi, "metadata"), allocator),
+                     "alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity", "", allocator);
+  }
   // KubeVirt appends unconditionally; vmgate adds it once so that mutating an admitted VMI
   // again changes nothing (idempotent mutation).
   constexpr std::string_view finalizer = "kubevirt.io/foregroundDeleteVirtualMachine";

@@ -120,6 +120,18 @@ TEST(DefaultsVmiCreate, StatusPhaseAndRuntimeUser) {
   EXPECT_EQ(text(created(minimal_vmi(), root), "/status/runtimeUser"), "0");
 }
 
+TEST(DefaultsVmiCreate, EmulatorThreadEvenParityAnnotationFromTheKubeVirtCr) {
+  // "should copy the EmulatorThreadCompleteToEvenParity annotation to the VMI"
+  const std::string isolated = minimal_vmi("", R"({"cpu": {"isolateEmulatorThread": true}})");
+  const char* annotation = "/metadata/annotations/alpha.kubevirt.io~1EmulatorThreadCompleteToEvenParity";
+  ClusterConfig config;
+  config.emulator_thread_even_parity = true;
+  EXPECT_EQ(text(created(isolated, config), annotation), "<absent>");  // AlignCPUs is alpha
+  config.feature_gates = {"AlignCPUs"};
+  EXPECT_EQ(text(created(isolated, config), annotation), "");
+  EXPECT_EQ(text(created(minimal_vmi(), config), annotation), "<absent>");
+}
+
 TEST(DefaultsVmiCreate, GuestMemoryStatus) {
   // "should set guest memory status on VMI creation"
   const json::Document vmi = created(minimal_vmi("", R"({"memory": {"guest": "128Mi"}})"));

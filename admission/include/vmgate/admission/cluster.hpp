@@ -58,6 +58,8 @@ struct ClusterConfig {
   std::string max_guest;                                    // liveUpdateConfiguration.maxGuest (quantity)
   std::string cpu_request;                                  // cpuRequest (quantity; "" = 100m default)
   std::optional<bool> persistent_reservation;               // persistentReservationConfiguration.enabled
+  bool emulator_thread_even_parity =
+      false;  // metadata.annotations has alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity
   /// Why the KubeVirt CR's configuration was not applied (KubeVirt's validateConfig message), or
   /// empty. When set, every other member holds the defaults, as on a cluster with that CR.
   std::string ignored_configuration;
