@@ -141,7 +141,8 @@ MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, c
   json::Document vmi = copy_of(object);
   if (request.operation == Operation::create) {
     const std::string namespace_name = effective_namespace(object, request.namespace_name);
-    if (auto error = defaults::apply_vmi_create_defaults(vmi, namespace_name, cluster.config(), vmi.GetAllocator())) {
+    if (auto error = defaults::apply_vmi_create_defaults(vmi, namespace_name, cluster.config(), request.now,
+                                                         vmi.GetAllocator())) {
       return denied(Verdict::bad_request(std::move(*error)));
     }
   } else if (request.old_object != nullptr && !request.from_kubevirt_service_account) {
@@ -333,13 +334,14 @@ Verdict Pipeline::validate(const Request& request, const ClusterView& cluster) c
   return verdict;
 }
 
-Result<json::Document> Pipeline::expand(const json::Value& vm, std::string_view namespace_name,
+Result<json::Document> Pipeline::expand(const json::Value& vm, std::string_view namespace_name, std::string_view now,
                                         const ClusterView& cluster) const {
   Result<json::Document> vmi = expand::build_vmi(vm, namespace_name, cluster);
   if (!vmi) {
     return vmi;
   }
-  if (auto error = defaults::apply_vmi_create_defaults(*vmi, namespace_name, cluster.config(), vmi->GetAllocator())) {
+  if (auto error =
+          defaults::apply_vmi_create_defaults(*vmi, namespace_name, cluster.config(), now, vmi->GetAllocator())) {
     return Error{*error};
   }
   return vmi;
@@ -409,7 +411,7 @@ Outcome Pipeline::admit(const Request& request, const ClusterView& cluster) cons
   outcome.admitted = std::move(mutation.mutated);
   if (outcome.verdict.allowed && request.resource == Resource::virtual_machine) {
     const std::string namespace_name = effective_namespace(outcome.admitted, request.namespace_name);
-    Result<json::Document> vmi = expand(outcome.admitted, namespace_name, cluster);
+    Result<json::Document> vmi = expand(outcome.admitted, namespace_name, request.now, cluster);
     if (vmi) {
       outcome.expanded = std::move(vmi.value());
     } else {

@@ -330,8 +330,26 @@ TEST(AdmissionReviewUserInfo, KubeVirtServiceAccountsAreConfigurable) {
   EXPECT_NE(json::find_path(response_of(call(Endpoint::vmi_mutate, body, elsewhere)), {"response", "patch"}), nullptr);
   // Nobody is KubeVirt with an empty set.
   EXPECT_NE(
-      json::find_path(response_of(call(Endpoint::vmi_mutate, body, ReviewOptions{{}, {}})), {"response", "patch"}),
+      json::find_path(response_of(call(Endpoint::vmi_mutate, body, ReviewOptions{{}, {}, {}})), {"response", "patch"}),
       nullptr);
+}
+
+TEST(AdmissionReviewResponse, VmiCreateAsksTheClockOnly) {
+  int asked = 0;
+  ReviewOptions options;
+  options.now = [&asked] {
+    ++asked;
+    return std::string("2026-11-22T23:10:51Z");
+  };
+  const std::string vmi = testing::read_file(kFixtures + "vmi-mutate-create.request.json");
+  const json::Document response = response_of(call(Endpoint::vmi_mutate, vmi, options));
+  const json::Value* patch = json::find_path(response, {"response", "patch"});
+  ASSERT_NE(patch, nullptr);
+  EXPECT_NE(base64_decode(json::as_view(*patch)).find(R"("phaseTransitionTimestamp":"2026-11-22T23:10:51Z")"),
+            std::string::npos);
+  EXPECT_EQ(asked, 1);
+  (void)call(Endpoint::vm_mutate, testing::read_file(kFixtures + "vm-mutate-create.request.json"), options);
+  EXPECT_EQ(asked, 1);
 }
 
 // ---------------------------------------------------------------- summary

@@ -103,6 +103,8 @@ TEST(CheckBinary, DeniedObjectsExitOne) {
 }
 
 TEST(CheckBinary, OutputIsByteIdenticalAcrossRuns) {
+  // A VMI CREATE records the time of the request; SOURCE_DATE_EPOCH fixes it.
+  const std::vector<std::string> fixed_time{"SOURCE_DATE_EPOCH=1700000000"};
   for (const char* format : {"json", "yaml", "text"}) {
     const std::vector<std::string> good{"check",
                                         "-f",
@@ -115,13 +117,36 @@ TEST(CheckBinary, OutputIsByteIdenticalAcrossRuns) {
                                         fixtures + "cluster",
                                         "-o",
                                         format};
-    const ProcessResult first = vmgate(good);
-    const ProcessResult second = vmgate(good);
+    const ProcessResult first = run_process(binary, good, "", fixed_time);
+    const ProcessResult second = run_process(binary, good, "", fixed_time);
     EXPECT_EQ(first.status, 1) << format << ": " << first.err;
     EXPECT_EQ(first.out, second.out) << format;
     EXPECT_EQ(first.err, second.err) << format;
     EXPECT_FALSE(first.out.empty()) << format;
   }
+}
+
+TEST(CheckBinary, VmiCreateRecordsThePendingTransitionTime) {
+  const std::vector<std::string> args{"check", "-f", fixtures + "vmi.yaml", "-o", "json"};
+  const ProcessResult fixed = run_process(binary, args, "", {"SOURCE_DATE_EPOCH=1700000000"});
+  ASSERT_EQ(fixed.status, 0) << fixed.err;
+  const json::Document report = parse_report(fixed);
+  const json::Value* transitions =
+      json::find_path(report["results"][0], {"admitted", "status", "phaseTransitionTimestamps"});
+  ASSERT_NE(transitions, nullptr) << fixed.out;
+  EXPECT_EQ(json::to_string(*transitions),
+            R"([{"phase":"Pending","phaseTransitionTimestamp":"2023-11-14T22:13:20Z"}])");
+  const ProcessResult clock = vmgate(args);
+  ASSERT_EQ(clock.status, 0) << clock.err;
+  const json::Document clocked = parse_report(clock);
+  const json::Value* stamp =
+      json::find_path(clocked["results"][0], {"admitted", "status", "phaseTransitionTimestamps"});
+  ASSERT_TRUE(stamp != nullptr && stamp->IsArray() && stamp->Size() == 1) << clock.out;
+  EXPECT_EQ(json::find_string((*stamp)[0], "phaseTransitionTimestamp").size(), 20U) << clock.out;
+  const ProcessResult bad = run_process(binary, args, "", {"SOURCE_DATE_EPOCH=yesterday"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("SOURCE_DATE_EPOCH must be a count of seconds since 1970, not 'yesterday'"), std::string::npos)
+      << bad.err;
 }
 
 TEST(CheckBinary, UnusableInputExitsTwoWithEmptyStdout) {

@@ -41,10 +41,29 @@ void set_status(json::Value& vmi, const ClusterConfig& config, json::Allocator& 
   }
 }
 
+// Mutate appends {phase: Pending, phaseTransitionTimestamp: now}; vmgate records it once (as the
+// finalizer) so that mutating an admitted VMI again changes nothing.
+void record_pending_transition(json::Value& status, std::string_view now, json::Allocator& allocator) {
+  if (now.empty()) {
+    return;
+  }
+  json::Value& transitions = json::ensure_array(status, "phaseTransitionTimestamps", allocator);
+  for (const json::Value& transition : transitions.GetArray()) {
+    if (transition.IsObject() && json::find_string(transition, "phase") == "Pending") {
+      return;
+    }
+  }
+  json::Value transition(rapidjson::kObjectType);
+  json::set_string(transition, "phase", "Pending", allocator);
+  json::set_string(transition, "phaseTransitionTimestamp", now, allocator);
+  transitions.PushBack(std::move(transition), allocator);
+}
+
 }  // namespace
 
 std::optional<std::string> apply_vmi_create_defaults(json::Value& vmi, std::string_view namespace_name,
-                                                     const ClusterConfig& config, json::Allocator& allocator) {
+                                                     const ClusterConfig& config, std::string_view now,
+                                                     json::Allocator& allocator) {
   if (!vmi.IsObject()) {
     return std::nullopt;
   }
@@ -66,6 +85,7 @@ std::optional<std::string> apply_vmi_create_defaults(json::Value& vmi, std::stri
   cpu::set_default_model(spec_value, config, allocator);
   // KubeVirt records status.memory and currentCPUTopology before enabling hotplug.
   set_status(vmi, config, allocator);
+  record_pending_transition(*json::find(vmi, "status"), now, allocator);
   set_hotplug_defaults(*json::find(vmi, "spec"), config, allocator);
 
   json::Value& meta = json::ensure_object(vmi, "metadata", allocator);

@@ -71,7 +71,7 @@ Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& st
   }
   if (!outcome.expanded.IsObject()) {
     // admit() leaves `expanded` Null when expansion fails; expand() again for its reason.
-    Result<json::Document> expanded = pipeline.expand(outcome.admitted, options.namespace_name, cluster->store);
+    Result<json::Document> expanded = pipeline.expand(outcome.admitted, options.namespace_name, "", cluster->store);
     if (!expanded) {
       return Error{"cannot expand the VirtualMachine: " + expanded.error().message};
     }

@@ -1,12 +1,16 @@
 // `vmgate check`: the offline front-end of the admission pipeline (DESIGN.md §4.1).
 #include "vmgate/server/check_command.hpp"
 
+#include <chrono>
+#include <cstdlib>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "vmgate/admission/cluster.hpp"
 #include "vmgate/server/cluster_loader.hpp"
 #include "vmgate/server/manifest_loader.hpp"
+#include "vmgate/server/request_time.hpp"
 
 namespace vmgate::cli {
 
@@ -128,8 +132,20 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
     }
   }
 
+  // The time a VMI CREATE records as its Pending transition: SOURCE_DATE_EPOCH when set, so that a
+  // pipeline can make the output reproducible, else the clock.
+  const char* epoch = std::getenv("SOURCE_DATE_EPOCH");
+  std::optional<std::chrono::system_clock::time_point> fixed;
+  if (epoch != nullptr) {
+    fixed = webhook::source_date_epoch(epoch);
+    if (!fixed) {
+      return Error{"SOURCE_DATE_EPOCH must be a count of seconds since 1970, not '" + std::string(epoch) + "'"};
+    }
+  }
+  const std::string now = webhook::metav1_time(fixed.value_or(std::chrono::system_clock::now()));
   for (const Target& target : targets) {
     admission::Request request;
+    request.now = now;
     request.resource = target.resource;
     request.operation = options.operation;
     request.namespace_name = target.namespace_name;

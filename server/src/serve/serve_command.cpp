@@ -16,6 +16,7 @@
 
 #include "vmgate/server/access_log.hpp"
 #include "vmgate/server/metrics.hpp"
+#include "vmgate/server/request_time.hpp"
 #include "vmgate/server/serve_options.hpp"
 #include "vmgate/server/server.hpp"
 #include "vmgate/server/sources.hpp"
@@ -183,6 +184,7 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
 
   webhook::ReviewOptions review_options;
   review_options.kubevirt_service_accounts = webhook::kubevirt_service_account_usernames(options.kubevirt_namespace);
+  review_options.now = [] { return webhook::metav1_time(std::chrono::system_clock::now()); };
   Result<std::unique_ptr<Server>> server =
       Server::bind(ServerParts{options, pipeline, certificates, cluster, metrics, log, std::move(review_options)});
   if (!server) {

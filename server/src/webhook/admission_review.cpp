@@ -420,6 +420,10 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
     stage.from_kubevirt_service_account =
         !request.username.empty() && std::find(accounts.begin(), accounts.end(), request.username) != accounts.end();
     if (is_mutating(endpoint)) {
+      if (resource == admission::Resource::virtual_machine_instance &&
+          stage.operation == admission::Operation::create && options.now) {
+        stage.now = options.now();
+      }
       admission::MutationOutcome mutation = pipeline.mutate(stage, cluster);
       verdict = std::move(mutation.verdict);
       if (verdict.allowed && mutation.patch.IsArray() && !mutation.patch.Empty()) {

@@ -28,7 +28,7 @@ std::string model_after_default(std::string_view spec_text, const ClusterConfig&
 std::string model_after_create(std::string_view arch, std::string_view cpu, const ClusterConfig& config) {
   json::Document vmi = parse(R"({"metadata": {"name": "v"}, "spec": {"architecture": ")" + std::string(arch) +
                              R"(", "domain": {"cpu": )" + std::string(cpu) + "}}}");
-  EXPECT_FALSE(defaults::apply_vmi_create_defaults(vmi, "default", config, vmi.GetAllocator()).has_value());
+  EXPECT_FALSE(defaults::apply_vmi_create_defaults(vmi, "default", config, "", vmi.GetAllocator()).has_value());
   const json::Value* model = rapidjson::Pointer("/spec/domain/cpu/model").Get(vmi);
   return model != nullptr && model->IsString() ? std::string(model->GetString()) : "<absent>";
 }

@@ -35,7 +35,7 @@ std::string minimal_vmi(std::string_view arch = "", std::string_view domain = R"
 
 json::Document created(const std::string& vmi_text, const ClusterConfig& config = ClusterConfig{}) {
   json::Document vmi = parse(vmi_text);
-  const std::optional<std::string> error = apply_vmi_create_defaults(vmi, "default", config, vmi.GetAllocator());
+  const std::optional<std::string> error = apply_vmi_create_defaults(vmi, "default", config, "", vmi.GetAllocator());
   EXPECT_FALSE(error.has_value()) << *error;
   return vmi;
 }
@@ -132,6 +132,18 @@ TEST(DefaultsVmiCreate, EmulatorThreadEvenParityAnnotationFromTheKubeVirtCr) {
   EXPECT_EQ(text(created(minimal_vmi(), config), annotation), "<absent>");
 }
 
+TEST(DefaultsVmiCreate, PendingTransitionAtTheRequestTimeOnce) {
+  json::Document vmi = parse(minimal_vmi());
+  ASSERT_FALSE(apply_vmi_create_defaults(vmi, "default", ClusterConfig{}, "2026-11-22T23:10:51Z", vmi.GetAllocator()));
+  EXPECT_EQ(text(vmi, "/status/phaseTransitionTimestamps"),
+            R"([{"phase":"Pending","phaseTransitionTimestamp":"2026-11-22T23:10:51Z"}])");
+  // Mutating the admitted VMI again adds nothing; without a time nothing is recorded.
+  ASSERT_FALSE(apply_vmi_create_defaults(vmi, "default", ClusterConfig{}, "2026-11-22T23:11:00Z", vmi.GetAllocator()));
+  EXPECT_EQ(text(vmi, "/status/phaseTransitionTimestamps"),
+            R"([{"phase":"Pending","phaseTransitionTimestamp":"2026-11-22T23:10:51Z"}])");
+  EXPECT_EQ(text(created(minimal_vmi()), "/status/phaseTransitionTimestamps"), "<absent>");
+}
+
 TEST(DefaultsVmiCreate, GuestMemoryStatus) {
   // "should set guest memory status on VMI creation"
   const json::Document vmi = created(minimal_vmi("", R"({"memory": {"guest": "128Mi"}})"));
@@ -188,7 +200,7 @@ TEST(DefaultsVmiCreate, SlirpIsReportedAndNothingElseHappens) {
   ClusterConfig config;
   config.default_network_interface = "slirp";
   json::Document vmi = parse(minimal_vmi());
-  EXPECT_EQ(apply_vmi_create_defaults(vmi, "default", config, vmi.GetAllocator()),
+  EXPECT_EQ(apply_vmi_create_defaults(vmi, "default", config, "", vmi.GetAllocator()),
             "slirp interface is deprecated as of v1.3");
 }
 
@@ -240,7 +252,7 @@ TEST(DefaultsVmiCreate, MutatingTheMutatedVmiChangesNothing) {
 
 TEST(DefaultsVmiCreate, NonObjectIsIgnored) {
   json::Document vmi = parse("[1]");
-  EXPECT_FALSE(apply_vmi_create_defaults(vmi, "default", ClusterConfig{}, vmi.GetAllocator()).has_value());
+  EXPECT_FALSE(apply_vmi_create_defaults(vmi, "default", ClusterConfig{}, "", vmi.GetAllocator()).has_value());
   EXPECT_EQ(dump(vmi), "[1]");
 }
 

@@ -27,6 +27,10 @@ struct Request {
   const json::Value* old_object = nullptr;  // UPDATE only
   /// The requesting user is a KubeVirt service account (status updates are theirs).
   bool from_kubevirt_service_account = false;
+  /// The time of the request as metav1.Time writes it (RFC 3339, UTC, seconds), given by the
+  /// transport: the library has no clock. A VMI CREATE records it as the Pending phase's
+  /// transition time; empty leaves status.phaseTransitionTimestamps alone.
+  std::string now;
 };
 
 /// Result of a mutating stage. When the verdict denies, `mutated` is Null and `patch` is [].
@@ -58,8 +62,9 @@ class Pipeline {
   [[nodiscard]] Verdict validate(const Request& request, const ClusterView& cluster) const;
   /// The VirtualMachineInstance that the VM controller would create from an admitted VM:
   /// instancetype, then preference, then VMI defaults, with the kubevirt.io/*-name annotations.
+  /// `now` as in Request.
   [[nodiscard]] Result<json::Document> expand(const json::Value& vm, std::string_view namespace_name,
-                                              const ClusterView& cluster) const;
+                                              std::string_view now, const ClusterView& cluster) const;
   /// Problems in a cluster object the rules read (instancetype, preference): wrong types and
   /// unparseable quantities, with paths relative to the object ("spec.memory.guest"). Loaders
   /// (check --objects, serve --objects) refuse such objects instead of letting a rule read them.

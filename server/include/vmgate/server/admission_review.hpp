@@ -14,6 +14,7 @@
 //   * a body that is not a usable AdmissionReview (no uid to echo) gets HTTP 400 with a
 //     `Status` body; an exception out of the pipeline (a vmgate bug) gets HTTP 500, so the
 //     webhook's failurePolicy decides (reference/ecosystem.md §1.4).
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,9 @@ struct ReviewOptions {
   std::vector<std::string> kubevirt_service_accounts = kubevirt_service_account_usernames("kubevirt");
   /// Nesting limit of the body; the object sits three levels below the top.
   json::DecodeLimits limits;
+  /// The time of a request (admission::Request::now), asked only for a VMI CREATE mutation.
+  /// Unset: no phase-transition time is recorded (golden fixtures stay reproducible).
+  std::function<std::string()> now;
 };
 
 /// What the transport logs about one review: identifiers and the decision, never the object.

@@ -37,9 +37,10 @@ void set_arch_defaults(json::Value& vmi_spec, json::Allocator& allocator);
 void set_hotplug_defaults(json::Value& vmi_spec, const ClusterConfig& config, json::Allocator& allocator);
 
 /// The whole VMI CREATE mutation, including metadata (finalizer, PCI topology annotation) and
-/// status (phase Pending, runtimeUser, memory, currentCPUTopology). No phase-transition
-/// timestamp: admission has no clock and check output must be reproducible.
+/// status (phase Pending, runtimeUser, memory, currentCPUTopology, and the Pending transition at
+/// `now` when the caller gives one: admission has no clock).
 std::optional<std::string> apply_vmi_create_defaults(json::Value& vmi, std::string_view namespace_name,
-                                                     const ClusterConfig& config, json::Allocator& allocator);
+                                                     const ClusterConfig& config, std::string_view now,
+                                                     json::Allocator& allocator);
 
 }  // namespace vmgate::admission::defaults
