@@ -100,6 +100,27 @@ void check_node_term(const json::Value& term, const FieldPath& field, ErrorList&
   }
 }
 
+// preferredDuringSchedulingIgnoredDuringExecution: each term's weight, then its inner term
+// (`inner`: "preference" for nodes, "podAffinityTerm" for pods; an absent one is checked as {}).
+void check_weighted_terms(const json::Value& affinity, const FieldPath& field, std::string_view inner,
+                          void (*check_inner)(const json::Value&, const FieldPath&, ErrorList&), ErrorList& causes) {
+  const json::Value* terms = json::find_array(affinity, "preferredDuringSchedulingIgnoredDuringExecution");
+  if (terms == nullptr) {
+    return;
+  }
+  const FieldPath terms_field = field.child("preferredDuringSchedulingIgnoredDuringExecution");
+  const json::Value empty(rapidjson::kObjectType);
+  for (rapidjson::SizeType i = 0; i < terms->Size(); ++i) {
+    const json::Value& term = (*terms)[i];
+    if (!term.IsObject()) {
+      continue;
+    }
+    check_weight(term, terms_field.index(i), causes);
+    const json::Value* inner_term = json::find_object(term, inner);
+    check_inner(inner_term != nullptr ? *inner_term : empty, terms_field.index(i).child(inner), causes);
+  }
+}
+
 void check_node_affinity(const json::Value& affinity, const FieldPath& field, ErrorList& causes) {
   if (const json::Value* selector = json::find_object(affinity, "requiredDuringSchedulingIgnoredDuringExecution")) {
     const FieldPath terms_field =
@@ -113,19 +134,7 @@ void check_node_affinity(const json::Value& affinity, const FieldPath& field, Er
       }
     }
   }
-  if (const json::Value* preferred = json::find_array(affinity, "preferredDuringSchedulingIgnoredDuringExecution")) {
-    const FieldPath preferred_field = field.child("preferredDuringSchedulingIgnoredDuringExecution");
-    for (rapidjson::SizeType i = 0; i < preferred->Size(); ++i) {
-      const json::Value& term = (*preferred)[i];
-      if (!term.IsObject()) {
-        continue;
-      }
-      check_weight(term, preferred_field.index(i), causes);
-      if (const json::Value* preference = json::find_object(term, "preference")) {
-        check_node_term(*preference, preferred_field.index(i).child("preference"), causes);
-      }
-    }
-  }
+  check_weighted_terms(affinity, field, "preference", check_node_term, causes);
 }
 
 // validatePodAffinityTerm.
@@ -155,19 +164,7 @@ void check_pod_affinity(const json::Value& affinity, const FieldPath& field, Err
       }
     }
   }
-  if (const json::Value* weighted = json::find_array(affinity, "preferredDuringSchedulingIgnoredDuringExecution")) {
-    const FieldPath weighted_field = field.child("preferredDuringSchedulingIgnoredDuringExecution");
-    for (rapidjson::SizeType i = 0; i < weighted->Size(); ++i) {
-      const json::Value& term = (*weighted)[i];
-      if (!term.IsObject()) {
-        continue;
-      }
-      check_weight(term, weighted_field.index(i), causes);
-      const json::Value* pod_term = json::find_object(term, "podAffinityTerm");
-      const json::Value empty(rapidjson::kObjectType);
-      check_pod_term(pod_term != nullptr ? *pod_term : empty, weighted_field.index(i).child("podAffinityTerm"), causes);
-    }
-  }
+  check_weighted_terms(affinity, field, "podAffinityTerm", check_pod_term, causes);
 }
 
 }  // namespace
