@@ -89,7 +89,7 @@ ErrorList validate_access_credentials(const json::Value& spec, const FieldPath& 
   for (rapidjson::SizeType i = 0; i < credentials->Size(); ++i) {
     const json::Value& credential = (*credentials)[i];
     const FieldPath field = path.child("accessCredentials").index(i);
-    const std::string owner = field.str();
+    const std::string& owner = field.str();
     int types = 0;
     if (const json::Value* ssh = json::find_object(credential, "sshPublicKey")) {
       ++types;
