@@ -103,7 +103,9 @@ void set_cpu_topology(Value& spec, Allocator& allocator) {
     }
   }
   Value& target = json::ensure_object(domain, "cpu", allocator);
-  json::set(target, "sockets", Value(static_cast<std::uint64_t>(sockets)), allocator);
+  if (sockets != 0) {  // a CPU count of 0 leaves sockets 0, which KubeVirt's omitempty drops
+    json::set(target, "sockets", Value(static_cast<std::uint64_t>(sockets)), allocator);
+  }
   json::set(target, "cores", Value(1U), allocator);
   json::set(target, "threads", Value(1U), allocator);
 }
