@@ -111,5 +111,23 @@ TEST(InstancetypeSpreadCheckInputs, RatioZeroIsRejectedNotACrash) {
   EXPECT_EQ(guest_topology(4, &preference), (Topology{1, 1, 1}));
 }
 
+// Only where KubeVirt's switch reaches a modulo by the ratio does 0 matter.
+TEST(InstancetypeSpreadCheckInputs, RatioZeroOnlyWhereKubeVirtDividesByIt) {
+  const auto check = [](int guest, std::string_view across) {
+    const json::Document instancetype = parse(R"({"cpu":{"guest":)" + std::to_string(guest) + "}}");
+    const json::Document preference =
+        parse(R"({"cpu":{"preferredCPUTopology":"spread","spreadOptions":{"ratio":0,"across":")" + std::string(across) +
+              R"("}}})");
+    const ErrorList causes = check_spread(&instancetype, &preference);
+    return causes.empty() ? std::string("admitted") : causes[0].message;
+  };
+  EXPECT_EQ(check(3, "SocketsCoresThreads"),
+            "3 vCPUs provided by the instance type are not divisible by the number of threads per core 2 and "
+            "Spec.PreferSpreadSocketToCoreRatio or Spec.CPU.PreferSpreadOptions.Ratio of 0");
+  EXPECT_EQ(check(4, "SocketsCoresThreads"), "4 vCPUs provided by the instance type are not divisible by a ratio of 0");
+  EXPECT_EQ(check(4, "CoresThreads"), "4 vCPUs provided by the instance type are not divisible by a ratio of 0");
+  EXPECT_EQ(check(4, "Bogus"), "admitted");
+}
+
 }  // namespace
 }  // namespace vmgate::admission::instancetype
