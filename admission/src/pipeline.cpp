@@ -75,6 +75,12 @@ std::optional<std::string> lookup_warning(std::string_view matcher, const Error&
          "; the VirtualMachine is admitted without it and cannot start until it exists";
 }
 
+// revision.HasControllerRevisionRef: status.<ref>.controllerRevisionRef.name is set.
+bool has_controller_revision_ref(const json::Value& vm, std::string_view ref) {
+  const json::Value* revision = json::find_path(vm, {"status", ref, "controllerRevisionRef"});
+  return revision != nullptr && revision->IsObject() && !json::find_string(*revision, "name").empty();
+}
+
 MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
   const json::Value& object = *request.object;
   if (ErrorList errors = structure.validate(StructureKind::virtual_machine, object); !errors.empty()) {
@@ -119,7 +125,11 @@ MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, co
     }
   }
   const std::string& policy = cluster.config().instancetype_reference_policy;
-  if (policy == "expand" || policy == "expandAll") {
+  // The VM controller's handleExpand: under `expand` (not `expandAll`) a VM whose status already
+  // points at a ControllerRevision keeps its matchers.
+  const bool has_revision =
+      has_controller_revision_ref(vm, "instancetypeRef") || has_controller_revision_ref(vm, "preferenceRef");
+  if (policy == "expandAll" || (policy == "expand" && !has_revision)) {
     expand::expand_vm_in_place(vm, namespace_name, cluster);
   }
   return mutated(object, std::move(vm));
