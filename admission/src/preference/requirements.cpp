@@ -31,6 +31,15 @@ std::optional<Failure> insufficient_vm_cpu(std::uint64_t provided, std::uint64_t
                                         std::to_string(required) + " vCPU provided as " + std::string(as)};
 }
 
+// KubeVirt multiplies the topology's uint32 counts in uint32, which wraps (65536 × 65536 is 0).
+std::uint64_t uint32_product(std::initializer_list<std::uint64_t> counts) {
+  std::uint32_t product = 1;
+  for (const std::uint64_t count : counts) {
+    product *= static_cast<std::uint32_t>(count);
+  }
+  return product;
+}
+
 std::optional<Failure> check_cpu(const json::Value* instancetype, const json::Value& preference, std::uint64_t required,
                                  const json::Value& vmi_spec) {
   if (instancetype != nullptr) {
@@ -65,19 +74,21 @@ std::optional<Failure> check_cpu(const json::Value* instancetype, const json::Va
   if (topology == "spread" || topology == "preferSpread") {
     const std::string across = instancetype::spread_options(&preference).across;
     if (across == "SocketsCores") {
-      return insufficient_vm_cpu(sockets * cores, required, across, {cpu_base + ".sockets", cpu_base + ".cores"});
+      return insufficient_vm_cpu(uint32_product({sockets, cores}), required, across,
+                                 {cpu_base + ".sockets", cpu_base + ".cores"});
     }
     if (across == "CoresThreads") {
-      return insufficient_vm_cpu(cores * threads, required, across, {cpu_base + ".cores", cpu_base + ".threads"});
+      return insufficient_vm_cpu(uint32_product({cores, threads}), required, across,
+                                 {cpu_base + ".cores", cpu_base + ".threads"});
     }
     if (across == "SocketsCoresThreads") {
-      return insufficient_vm_cpu(sockets * cores * threads, required, across,
+      return insufficient_vm_cpu(uint32_product({sockets, cores, threads}), required, across,
                                  {cpu_base + ".sockets", cpu_base + ".cores", cpu_base + ".threads"});
     }
     return insufficient_vm_cpu(0, required, across, {});
   }
   if (topology == "any" || topology == "preferAny") {
-    return insufficient_vm_cpu(cores * sockets * threads, required, "cores, sockets and threads",
+    return insufficient_vm_cpu(uint32_product({cores, sockets, threads}), required, "cores, sockets and threads",
                                {cpu_base + ".cores", cpu_base + ".sockets", cpu_base + ".threads"});
   }
   return std::nullopt;
