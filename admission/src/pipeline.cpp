@@ -305,16 +305,12 @@ Verdict validate_vmi(const Request& request, const ClusterView& cluster, const S
   // disk rules again, so a real cluster reports their causes twice, and so does vmgate.
   const json::Value& spec = spec_value != nullptr ? *spec_value : empty;
   const FieldPath spec_path("spec");
-  ErrorList causes;
-  for (ErrorList part :
-       {validation::validate_discontinued_feature_gates(spec, cluster.config()),
-        validation::validate_discontinued_bindings(spec, spec_path),
-        validation::validate_network(spec, spec_path, cluster.config()), validation::validate_storage(spec, spec_path),
-        validation::validate_vmi_spec(spec, spec_path, cluster.config())}) {
-    causes.insert(causes.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
-  }
-  ErrorList only = validation::validate_vmi_only(object, cluster.config(), request.from_kubevirt_service_account);
-  causes.insert(causes.end(), only.begin(), only.end());
+  ErrorList causes = validation::validate_discontinued_feature_gates(spec, cluster.config());
+  append(causes, validation::validate_discontinued_bindings(spec, spec_path));
+  append(causes, validation::validate_network(spec, spec_path, cluster.config()));
+  append(causes, validation::validate_storage(spec, spec_path));
+  append(causes, validation::validate_vmi_spec(spec, spec_path, cluster.config()));
+  append(causes, validation::validate_vmi_only(object, cluster.config(), request.from_kubevirt_service_account));
   if (!causes.empty()) {
     return Verdict::invalid(std::move(causes));
   }

@@ -17,8 +17,7 @@ ErrorList validate_container_disks(const json::Value& spec, const FieldPath& pat
     if (disk_path.empty()) {
       continue;
     }
-    ErrorList path_causes = validate_absolute_path(path.child("volumes").index(i).child("containerDisk"), disk_path);
-    causes.insert(causes.end(), path_causes.begin(), path_causes.end());
+    append(causes, validate_absolute_path(path.child("volumes").index(i).child("containerDisk"), disk_path));
   }
   return causes;
 }

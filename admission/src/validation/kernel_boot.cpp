@@ -36,8 +36,7 @@ ErrorList validate_kernel_boot(const json::Value& spec, const FieldPath& path) {
   }
   for (const auto& [name, value] : {std::pair{"kernelPath", kernel_path}, std::pair{"initrdPath", initrd_path}}) {
     if (!value.empty()) {
-      ErrorList path_causes = validate_absolute_path(container_field.child(name), value);
-      causes.insert(causes.end(), path_causes.begin(), path_causes.end());
+      append(causes, validate_absolute_path(container_field.child(name), value));
     }
   }
   return causes;

@@ -6,12 +6,11 @@
 namespace vmgate::admission::validation {
 
 ErrorList validate_network(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
-  ErrorList causes;
-  for (ErrorList part : {validate_network_sources(spec, path), validate_interface_states(spec, path),
-                         validate_interface_bindings(spec, path, config), validate_network_names(spec, path),
-                         validate_interface_fields(spec, path, config)}) {
-    causes.insert(causes.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
-  }
+  ErrorList causes = validate_network_sources(spec, path);
+  append(causes, validate_interface_states(spec, path));
+  append(causes, validate_interface_bindings(spec, path, config));
+  append(causes, validate_network_names(spec, path));
+  append(causes, validate_interface_fields(spec, path, config));
   return causes;
 }
 

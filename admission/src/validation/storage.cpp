@@ -5,11 +5,9 @@
 namespace vmgate::admission::validation {
 
 ErrorList validate_storage(const json::Value& spec, const FieldPath& path) {
-  ErrorList causes;
-  for (ErrorList part :
-       {validate_container_disks(spec, path), validate_utility_volumes(spec, path), validate_disk_fields(spec, path)}) {
-    causes.insert(causes.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
-  }
+  ErrorList causes = validate_container_disks(spec, path);
+  append(causes, validate_utility_volumes(spec, path));
+  append(causes, validate_disk_fields(spec, path));
   return causes;
 }
 

@@ -14,10 +14,6 @@ namespace vmgate::admission::validation {
 
 namespace {
 
-void append(ErrorList& to, ErrorList&& from) {
-  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
-}
-
 std::optional<FieldError> validate_data_volume(const json::Value& dvt, const FieldPath& path) {
   const json::Value* metadata = json::find_object(dvt, "metadata");
   if (metadata == nullptr || json::find_string(*metadata, "name").empty()) {

@@ -147,10 +147,6 @@ ErrorList per_arch(const json::Value& spec, const FieldPath& path) {
   return causes;
 }
 
-void append(ErrorList& to, ErrorList&& from) {
-  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
-}
-
 }  // namespace
 
 ErrorList validate_vmi_only(const json::Value& vmi, const ClusterConfig& config, bool from_kubevirt_service_account) {

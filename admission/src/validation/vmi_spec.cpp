@@ -6,12 +6,6 @@
 
 namespace vmgate::admission::validation {
 
-namespace {
-void append(ErrorList& to, ErrorList&& from) {
-  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
-}
-}  // namespace
-
 ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
   ErrorList causes;
   if (!spec.IsObject()) {

@@ -1,5 +1,6 @@
 #pragma once
 // Field errors: what a rule returns, rendered later in apimachinery's and KubeVirt's words.
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,11 @@ struct FieldError {
 };
 
 using ErrorList = std::vector<FieldError>;
+
+/// Moves `from`'s causes to the end of `to` (rule lists chain their rules this way).
+inline void append(ErrorList& to, ErrorList&& from) {
+  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
 
 /// Builds field paths the way Kubernetes prints them: "a.b", "a.b[3]", "a.b[key]".
 class FieldPath {
