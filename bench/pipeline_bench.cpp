@@ -14,7 +14,7 @@
 #include <string>
 
 #include "bench/bench_support.hpp"
-#include "vmgate/admission/json_decode.hpp"
+#include "vmgate/common/json_decode.hpp"
 #include "vmgate/admission/pipeline.hpp"
 
 namespace {

@@ -12,16 +12,16 @@
 
 #include "bench/bench_support.hpp"
 #include "vmgate/server/admission_review.hpp"
-#include "vmgate/server/cluster_loader.hpp"
+#include "vmgate/kube/cluster_loader.hpp"
 
 namespace {
 
-const vmgate::cli::LoadedCluster& common_instancetypes() {
-  static const vmgate::cli::LoadedCluster cluster = [] {
+const vmgate::kube::LoadedCluster& common_instancetypes() {
+  static const vmgate::kube::LoadedCluster cluster = [] {
     const vmgate::admission::Pipeline pipeline;
     std::istringstream no_stdin;
-    auto loaded = vmgate::cli::load_cluster({std::string(VMGATE_SHARED_DIR) + "/data/common-instancetypes"}, "default",
-                                            pipeline, no_stdin);
+    auto loaded = vmgate::kube::load_cluster({std::string(VMGATE_SHARED_DIR) + "/data/common-instancetypes"}, "default",
+                                             pipeline, no_stdin);
     if (!loaded) {
       throw std::runtime_error(loaded.error().message);
     }
@@ -33,7 +33,7 @@ const vmgate::cli::LoadedCluster& common_instancetypes() {
 void review(benchmark::State& state, vmgate::webhook::Endpoint endpoint, const std::string& size) {
   const std::string body = vmgate::bench::read_body(size);
   const vmgate::admission::Pipeline pipeline;
-  const vmgate::cli::LoadedCluster& cluster = common_instancetypes();
+  const vmgate::kube::LoadedCluster& cluster = common_instancetypes();
   for (auto _ : state) {
     vmgate::webhook::ReviewResult result = vmgate::webhook::review(endpoint, body, pipeline, cluster.store);
     if (result.answer.status != 200) {

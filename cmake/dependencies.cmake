@@ -10,7 +10,7 @@ target_include_directories(vmgate_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE
 target_compile_definitions(vmgate_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)
 
 # valijson's config adds VALIJSON_USE_EXCEPTIONS=1; its RapidJSON adapter must be the first
-# RapidJSON include everywhere, which vmgate/admission/json.hpp guarantees.
+# RapidJSON include everywhere, which vmgate/common/json.hpp guarantees.
 find_package(valijson CONFIG REQUIRED)
 
 find_package(yaml-cpp CONFIG REQUIRED)

@@ -12,13 +12,13 @@
 #include "vmgate/admission/instancetype/apply.hpp"
 #include "vmgate/admission/instancetype/find.hpp"
 #include "vmgate/admission/instancetype/matchers.hpp"
-#include "vmgate/admission/json_patch.hpp"
+#include "vmgate/common/json_patch.hpp"
 #include "vmgate/admission/preference/persist.hpp"
 #include "vmgate/admission/preference/requirements.hpp"
 #include "vmgate/admission/quantity_json.hpp"
 #include "vmgate/admission/spec.hpp"
 #include "vmgate/admission/validation/rules.hpp"
-#include "vmgate/admission/validation/structure.hpp"
+#include "vmgate/admission/schema/structure.hpp"
 
 namespace vmgate::admission {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "support/json_test_support.hpp"
-#include "vmgate/admission/json_decode.hpp"
+#include "vmgate/common/json_decode.hpp"
 #include "vmgate/admission/pipeline.hpp"
 
 namespace vmgate::admission {

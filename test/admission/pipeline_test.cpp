@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "support/json_test_support.hpp"
-#include "vmgate/admission/json_patch.hpp"
+#include "vmgate/common/json_patch.hpp"
 #include "vmgate/admission/pipeline.hpp"
 
 namespace vmgate::admission {

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "vmgate/admission/json_decode.hpp"
+#include "vmgate/common/json_decode.hpp"
 #include "vmgate/launcher/converter.hpp"
 #include "vmgate/launcher/volume_plan.hpp"
 

@@ -11,15 +11,15 @@
 #include <string>
 #include <string_view>
 
-#include "vmgate/admission/json_decode.hpp"
+#include "vmgate/common/json_decode.hpp"
 #include "vmgate/server/admission_review.hpp"
-#include "vmgate/server/cluster_loader.hpp"
+#include "vmgate/kube/cluster_loader.hpp"
 
 namespace {
 
 struct Fixture {
   vmgate::admission::Pipeline pipeline;
-  vmgate::cli::LoadedCluster cluster;
+  vmgate::kube::LoadedCluster cluster;
 };
 
 const Fixture& fixture() {
@@ -27,8 +27,8 @@ const Fixture& fixture() {
   static const Fixture built = [] {
     Fixture result;
     std::istringstream no_stdin;
-    auto loaded = vmgate::cli::load_cluster({std::string(VMGATE_SOURCE_DIR) + "/test/fixtures/webhook/cluster.json"},
-                                            "default", result.pipeline, no_stdin);
+    auto loaded = vmgate::kube::load_cluster({std::string(VMGATE_SOURCE_DIR) + "/test/fixtures/webhook/cluster.json"},
+                                             "default", result.pipeline, no_stdin);
     if (!loaded) {
       std::abort();
     }

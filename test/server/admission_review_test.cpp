@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "support/json_test_support.hpp"
-#include "vmgate/admission/json_patch.hpp"
+#include "vmgate/common/json_patch.hpp"
 #include "vmgate/server/admission_review.hpp"
 
 #include <rapidjson/prettywriter.h>

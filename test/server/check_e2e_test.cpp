@@ -8,7 +8,7 @@
 
 #include "server/check_test_support.hpp"
 #include "support/json_test_support.hpp"
-#include "vmgate/admission/json_decode.hpp"
+#include "vmgate/common/json_decode.hpp"
 
 namespace vmgate::cli {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "server/check_test_support.hpp"
 #include "support/json_test_support.hpp"
-#include "vmgate/admission/json_decode.hpp"
-#include "vmgate/server/yaml_json.hpp"
+#include "vmgate/common/json_decode.hpp"
+#include "vmgate/kube/yaml_json.hpp"
 
 namespace vmgate::cli {
 namespace {
@@ -189,7 +189,7 @@ TEST(Cli, YamlOutputIsTheJsonDocument) {
   EXPECT_EQ(yaml_run.status, 1);
   auto from_json = json::parse_json(json_run.out);
   ASSERT_TRUE(from_json.ok()) << from_json.error().message;
-  auto from_yaml = yaml_to_json(yaml_run.out);
+  auto from_yaml = kube::yaml_to_json(yaml_run.out);
   ASSERT_TRUE(from_yaml.ok()) << from_yaml.error().message;
   ASSERT_EQ(from_yaml->size(), 1U);
   EXPECT_TRUE(json::equal(*from_json, *(*from_yaml)[0].document));

@@ -5,8 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "vmgate/admission/base64.hpp"
-#include "vmgate/admission/json_pointer.hpp"
+#include "vmgate/common/base64.hpp"
+#include "vmgate/common/json_pointer.hpp"
 
 namespace vmgate::testing {
 
@@ -47,14 +47,6 @@ std::string text(const json::Value& root, const char* pointer) {
   return value->IsString() ? std::string(json::as_view(*value)) : dump(*value);
 }
 
-std::string describe(const admission::ErrorList& causes) {
-  std::string out;
-  for (const admission::FieldError& cause : causes) {
-    out += std::string(admission::to_string(cause.type)) + " " + cause.field + ": " + cause.message + "\n";
-  }
-  return out;
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -66,7 +58,7 @@ std::string read_file(const std::string& path) {
 }
 
 std::string base64_decode(std::string_view encoded) {
-  std::optional<std::string> decoded = admission::base64_decode(encoded);
+  std::optional<std::string> decoded = common::base64_decode(encoded);
   if (!decoded) {
     throw std::invalid_argument("not valid base64: " + std::string(encoded.substr(0, 40)));
   }

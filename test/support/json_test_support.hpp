@@ -5,8 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "vmgate/admission/field_error.hpp"
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::testing {
 
@@ -24,9 +23,6 @@ std::string dump(const json::Value& value);
 /// The value at a JSON pointer as text: strings unquoted, other values as compact JSON,
 /// "<absent>" when the pointer designates nothing.
 std::string text(const json::Value& root, const char* pointer);
-
-/// Causes one per line as "<Type> <field>: <message>\n" ("" for none), for exact EXPECT_EQ.
-std::string describe(const admission::ErrorList& causes);
 
 /// Runs a rule of the shape `rule(const Value& input, Value& target, Allocator&)` (the preference
 /// appliers) on two JSON texts and returns the changed target.

@@ -1,6 +1,6 @@
 // The VMI CREATE mutation in KubeVirt's order: vmi-mutator.go Mutate/ApplyNewVMIMutations and
 // pkg/defaults/defaults.go SetDefaultVirtualMachineInstance.
-#include "vmgate/admission/cpu/model.hpp"
+#include "vmgate/admission/compute/cpu_model.hpp"
 #include "vmgate/admission/defaults/vm.hpp"
 #include "vmgate/admission/defaults/hyperv_dependencies.hpp"
 #include "vmgate/admission/defaults/vmi.hpp"

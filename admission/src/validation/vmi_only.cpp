@@ -9,7 +9,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "vmgate/admission/cpu/model.hpp"
+#include "vmgate/admission/compute/cpu_model.hpp"
 #include "vmgate/admission/quantity_json.hpp"
 #include "vmgate/admission/spec.hpp"
 #include "vmgate/admission/validation/rules.hpp"

@@ -1,7 +1,7 @@
 // The rule list of ValidateVirtualMachineInstanceSpec (vmi-create-admitter.go), in KubeVirt's order,
 // restricted to the rules vmgate implements (see README: "Rules").
-#include "vmgate/admission/cpu/model.hpp"
-#include "vmgate/admission/hugepages/hugepages.hpp"
+#include "vmgate/admission/compute/cpu_model.hpp"
+#include "vmgate/admission/memory/hugepages.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 
 namespace vmgate::admission::validation {

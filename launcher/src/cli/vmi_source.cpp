@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "vmgate/admission/pipeline.hpp"
-#include "vmgate/server/cluster_loader.hpp"
-#include "vmgate/server/manifest_loader.hpp"
+#include "vmgate/kube/cluster_loader.hpp"
+#include "vmgate/kube/manifest_loader.hpp"
 
 namespace vmgate::launcher {
 namespace {
 
-Result<const cli::ManifestObject*> single_object(const std::vector<cli::ManifestObject>& objects,
-                                                 const std::string& file, std::string_view kind) {
+Result<const kube::ManifestObject*> single_object(const std::vector<kube::ManifestObject>& objects,
+                                                  const std::string& file, std::string_view kind) {
   if (objects.size() != 1) {
     return Error{file + ": expected exactly one " + std::string(kind) + ", found " + std::to_string(objects.size()) +
                  " objects"};
@@ -40,11 +40,11 @@ Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& st
   }
   const bool from_vm = !options.vm_file.empty();
   const std::string& file = from_vm ? options.vm_file : options.vmi_file;
-  Result<std::vector<cli::ManifestObject>> loaded = cli::load_manifests({file}, standard_input);
+  Result<std::vector<kube::ManifestObject>> loaded = kube::load_manifests({file}, standard_input);
   if (!loaded) {
     return loaded.error();
   }
-  Result<const cli::ManifestObject*> object =
+  Result<const kube::ManifestObject*> object =
       single_object(*loaded, file, from_vm ? "VirtualMachine" : "VirtualMachineInstance");
   if (!object) {
     return object.error();
@@ -56,8 +56,8 @@ Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& st
     return vmi;
   }
   const admission::Pipeline pipeline;
-  Result<cli::LoadedCluster> cluster =
-      cli::load_cluster(options.objects, options.namespace_name, pipeline, standard_input);
+  Result<kube::LoadedCluster> cluster =
+      kube::load_cluster(options.objects, options.namespace_name, pipeline, standard_input);
   if (!cluster) {
     return cluster.error();
   }

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-#include "vmgate/admission/base64.hpp"
+#include "vmgate/common/base64.hpp"
 #include "vmgate/admission/quantity.hpp"
 
 namespace vmgate::launcher {
@@ -55,7 +55,7 @@ Result<std::string> raw_or_base64(const Value& source, std::string_view raw_key,
   if (encoded == nullptr || !encoded->IsString() || encoded->GetStringLength() == 0) {
     return std::string();
   }
-  std::optional<std::string> decoded = admission::base64_decode(json::as_view(*encoded));
+  std::optional<std::string> decoded = common::base64_decode(json::as_view(*encoded));
   if (!decoded) {
     return field_error(field + "." + std::string(base64_key), "is not valid base64");
   }

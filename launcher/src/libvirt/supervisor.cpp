@@ -5,7 +5,7 @@
 #include <fstream>
 #include <thread>
 
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::launcher {
 namespace {

@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "vmgate/admission/cluster.hpp"
-#include "vmgate/server/cluster_loader.hpp"
-#include "vmgate/server/manifest_loader.hpp"
+#include "vmgate/kube/cluster_loader.hpp"
+#include "vmgate/kube/manifest_loader.hpp"
 #include "vmgate/server/request_time.hpp"
 
 namespace vmgate::cli {
@@ -47,7 +47,7 @@ std::string name_of(const json::Value& object) {
 }
 
 struct Target {
-  const ManifestObject* object = nullptr;
+  const kube::ManifestObject* object = nullptr;
   Resource resource = Resource::virtual_machine;
   std::string kind;
   std::string namespace_name;
@@ -59,7 +59,7 @@ struct Target {
   }
 };
 
-Target make_target(const ManifestObject& object, Resource resource, const std::string& default_namespace) {
+Target make_target(const kube::ManifestObject& object, Resource resource, const std::string& default_namespace) {
   return Target{&object, resource, std::string(json::find_string(object.object(), "kind")),
                 namespace_of(object.object(), default_namespace), name_of(object.object())};
 }
@@ -79,33 +79,34 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
   CheckRun run;
 
   const admission::Pipeline pipeline;
-  Result<LoadedCluster> cluster = load_cluster(options.objects, options.namespace_name, pipeline, standard_input);
+  Result<kube::LoadedCluster> cluster =
+      kube::load_cluster(options.objects, options.namespace_name, pipeline, standard_input);
   if (!cluster) {
     return cluster.error();
   }
   const admission::ObjectStore& store = cluster->store;
   run.notes = std::move(cluster->notes);
 
-  Result<std::vector<ManifestObject>> inputs = load_manifests(options.files, standard_input);
+  Result<std::vector<kube::ManifestObject>> inputs = kube::load_manifests(options.files, standard_input);
   if (!inputs) {
     return inputs.error();
   }
   std::vector<Target> targets;
-  for (const ManifestObject& object : *inputs) {
+  for (const kube::ManifestObject& object : *inputs) {
     if (std::optional<Resource> resource = checked_resource(object.object())) {
       targets.push_back(make_target(object, *resource, options.namespace_name));
     } else {
-      run.notes.push_back(skip_note(object));
+      run.notes.push_back(kube::skip_note(object));
     }
   }
   if (targets.empty()) {
     return Error{"no VirtualMachine or VirtualMachineInstance found in " + join(options.files)};
   }
 
-  std::vector<ManifestObject> old_objects;
+  std::vector<kube::ManifestObject> old_objects;
   std::optional<Target> old;
   if (!options.old_file.empty()) {
-    Result<std::vector<ManifestObject>> loaded = load_manifests({options.old_file}, standard_input);
+    Result<std::vector<kube::ManifestObject>> loaded = kube::load_manifests({options.old_file}, standard_input);
     if (!loaded) {
       return loaded.error();
     }

@@ -5,7 +5,7 @@
 // After json.hpp (through check_command.hpp): RapidJSON must see vmgate's RAPIDJSON_ASSERT.
 #include <rapidjson/prettywriter.h>
 
-#include "vmgate/server/yaml_json.hpp"
+#include "vmgate/kube/yaml_json.hpp"
 
 namespace vmgate::cli {
 
@@ -108,7 +108,7 @@ std::string render_json(const json::Value& report) {
 }
 
 Result<std::string> render_yaml(const json::Value& report) {
-  return json_to_yaml(report);
+  return kube::json_to_yaml(report);
 }
 
 std::string render_text(const std::vector<CheckResult>& results, bool color) {

@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::serve {
 

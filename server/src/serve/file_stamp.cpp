@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "vmgate/server/manifest_loader.hpp"
+#include "vmgate/kube/manifest_loader.hpp"
 
 namespace vmgate::serve {
 
@@ -32,7 +32,7 @@ std::vector<FileStamp> stamp_inputs(const std::vector<std::string>& inputs) {
     stamps.push_back(stamp_file(input));
     std::error_code error;
     if (std::filesystem::is_directory(input, error)) {
-      Result<std::vector<std::filesystem::path>> files = cli::manifest_files(input);
+      Result<std::vector<std::filesystem::path>> files = kube::manifest_files(input);
       if (files) {
         for (const std::filesystem::path& file : *files) {
           stamps.push_back(stamp_file(file.string()));

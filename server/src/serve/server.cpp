@@ -316,7 +316,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
   void admit() {
     ServerState& server = server_;
-    const std::shared_ptr<const cli::LoadedCluster> cluster = server.parts.cluster.current();
+    const std::shared_ptr<const kube::LoadedCluster> cluster = server.parts.cluster.current();
     if (cluster == nullptr) {  // loaded before the listener opens; never reached
       respond(webhook::status_answer(503, "cluster objects not loaded"), false, {});
       return;

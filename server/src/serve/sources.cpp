@@ -43,23 +43,23 @@ ClusterSource::ClusterSource(std::vector<std::string> inputs, std::string defaul
                              const admission::Pipeline& pipeline)
     : inputs_(std::move(inputs)), default_namespace_(std::move(default_namespace)), pipeline_(pipeline) {}
 
-Result<std::shared_ptr<const cli::LoadedCluster>> ClusterSource::load() {
+Result<std::shared_ptr<const kube::LoadedCluster>> ClusterSource::load() {
   last_attempt_ = stamp_inputs(inputs_);
   std::istringstream no_stdin;
-  Result<cli::LoadedCluster> loaded = cli::load_cluster(inputs_, default_namespace_, pipeline_, no_stdin);
+  Result<kube::LoadedCluster> loaded = kube::load_cluster(inputs_, default_namespace_, pipeline_, no_stdin);
   if (!loaded) {
     return loaded.error();
   }
-  auto cluster = std::make_shared<const cli::LoadedCluster>(std::move(loaded.value()));
+  auto cluster = std::make_shared<const kube::LoadedCluster>(std::move(loaded.value()));
   current_.set(cluster);
-  return std::shared_ptr<const cli::LoadedCluster>(cluster);
+  return std::shared_ptr<const kube::LoadedCluster>(cluster);
 }
 
 std::optional<ReloadOutcome> ClusterSource::poll() {
   if (stamp_inputs(inputs_) == last_attempt_) {
     return std::nullopt;
   }
-  Result<std::shared_ptr<const cli::LoadedCluster>> loaded = load();
+  Result<std::shared_ptr<const kube::LoadedCluster>> loaded = load();
   if (!loaded) {
     return ReloadOutcome{false, loaded.error().message + " (still serving the previous objects)"};
   }

@@ -11,10 +11,10 @@
 #include <limits>
 #include <utility>
 
-#include "vmgate/admission/base64.hpp"
+#include "vmgate/common/base64.hpp"
 #include "vmgate/admission/field_error.hpp"
-#include "vmgate/admission/json.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/json.hpp"
+#include "vmgate/common/result.hpp"
 
 namespace vmgate::webhook {
 
@@ -427,7 +427,7 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
       admission::MutationOutcome mutation = pipeline.mutate(stage, cluster);
       verdict = std::move(mutation.verdict);
       if (verdict.allowed && mutation.patch.IsArray() && !mutation.patch.Empty()) {
-        patch_base64 = admission::base64_encode(json::to_string(mutation.patch));
+        patch_base64 = common::base64_encode(json::to_string(mutation.patch));
       }
     } else {
       verdict = pipeline.validate(stage, cluster);

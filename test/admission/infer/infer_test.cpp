@@ -10,7 +10,7 @@
 
 #include "support/json_test_support.hpp"
 #include "vmgate/admission/cluster.hpp"
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::infer {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "support/json_test_support.hpp"
 #include "vmgate/admission/instancetype/apply.hpp"
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::instancetype {
 namespace {

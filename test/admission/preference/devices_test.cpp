@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "support/json_test_support.hpp"
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 #include "vmgate/admission/preference/apply.hpp"
 
 namespace vmgate::admission::preference {

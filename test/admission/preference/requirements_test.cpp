@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "support/json_test_support.hpp"
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::preference {
 namespace {

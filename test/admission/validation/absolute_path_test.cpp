@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/field_error_support.hpp"
 #include "support/json_test_support.hpp"
 
 namespace vmgate::admission::validation {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "support/field_error_support.hpp"
 #include "support/json_test_support.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 

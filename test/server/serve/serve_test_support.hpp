@@ -18,7 +18,7 @@
 
 #include "support/temporary_directory.hpp"
 #include "vmgate/admission/pipeline.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 #include "vmgate/server/access_log.hpp"
 #include "vmgate/server/metrics.hpp"
 #include "vmgate/server/serve_options.hpp"

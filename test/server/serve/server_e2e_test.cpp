@@ -10,10 +10,10 @@
 
 #include "server/serve/serve_test_support.hpp"
 #include "support/json_test_support.hpp"
-#include "vmgate/admission/json_decode.hpp"
-#include "vmgate/admission/json_patch.hpp"
-#include "vmgate/admission/json_pointer.hpp"
-#include "vmgate/server/cluster_loader.hpp"
+#include "vmgate/common/json_decode.hpp"
+#include "vmgate/common/json_patch.hpp"
+#include "vmgate/common/json_pointer.hpp"
+#include "vmgate/kube/cluster_loader.hpp"
 
 namespace vmgate::testing {
 namespace {
@@ -264,7 +264,7 @@ TEST(ServeAcceptanceReplay, SameVerdictsAsVmgateCheck) {
     // What `vmgate check` decides: the full chain in process, on the same objects.
     const admission::Pipeline pipeline;
     std::istringstream no_stdin;
-    Result<cli::LoadedCluster> cluster = cli::load_cluster({objects.string()}, "default", pipeline, no_stdin);
+    Result<kube::LoadedCluster> cluster = kube::load_cluster({objects.string()}, "default", pipeline, no_stdin);
     ASSERT_TRUE(cluster.ok()) << cluster.error().message;
     const json::Value& case_request = *json::find(acceptance, "request");
     const json::Value& object = *json::find(case_request, "object");

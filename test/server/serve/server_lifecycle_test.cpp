@@ -20,7 +20,7 @@
 
 #include "server/serve/serve_test_support.hpp"
 #include "support/json_test_support.hpp"
-#include "vmgate/admission/json_decode.hpp"
+#include "vmgate/common/json_decode.hpp"
 
 namespace vmgate::testing {
 namespace {

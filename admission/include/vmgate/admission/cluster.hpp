@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "vmgate/admission/json.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/json.hpp"
+#include "vmgate/common/result.hpp"
 
 namespace vmgate::admission {
 

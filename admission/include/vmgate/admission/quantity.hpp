@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 
 namespace vmgate::admission {
 

@@ -3,9 +3,9 @@
 #include <optional>
 #include <string>
 
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 #include "vmgate/admission/quantity.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 
 namespace vmgate::admission {
 

@@ -1,7 +1,7 @@
 #pragma once
 // apimachinery's equality.Semantic.DeepEqual on objects KubeVirt decoded from JSON, which is how
 // its webhooks compare specs and statuses.
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission {
 

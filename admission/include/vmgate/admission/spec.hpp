@@ -3,7 +3,7 @@
 // value" tests so the rules read like the KubeVirt code they follow.
 #include <string_view>
 
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::spec {
 

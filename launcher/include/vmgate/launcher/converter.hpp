@@ -6,8 +6,8 @@
 // Thread-safety: convert() shares no state.
 #include <string>
 
-#include "vmgate/admission/json.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/json.hpp"
+#include "vmgate/common/result.hpp"
 #include "vmgate/launcher/pod_layout.hpp"
 
 namespace vmgate::launcher {

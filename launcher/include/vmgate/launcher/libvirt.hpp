@@ -12,7 +12,7 @@
 #include <string_view>
 #include <thread>
 
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 
 namespace vmgate::launcher {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 #include "vmgate/launcher/converter.hpp"
 
 namespace vmgate::launcher {

@@ -4,8 +4,8 @@
 // computed. Reads the file system. Thread-safety: no shared state.
 #include <istream>
 
-#include "vmgate/admission/json.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/json.hpp"
+#include "vmgate/common/result.hpp"
 #include "vmgate/launcher/options.hpp"
 
 namespace vmgate::launcher {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "vmgate/admission/json.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/json.hpp"
+#include "vmgate/common/result.hpp"
 #include "vmgate/launcher/pod_layout.hpp"
 
 namespace vmgate::launcher {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 #include "vmgate/launcher/volume_plan.hpp"
 
 namespace vmgate::launcher {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "vmgate/admission/cluster.hpp"
-#include "vmgate/admission/json_decode.hpp"
+#include "vmgate/common/json_decode.hpp"
 #include "vmgate/admission/pipeline.hpp"
 
 namespace vmgate::webhook {

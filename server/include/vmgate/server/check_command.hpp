@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 #include "vmgate/admission/pipeline.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 #include "vmgate/server/check_options.hpp"
 
 namespace vmgate::cli {
@@ -48,7 +48,7 @@ json::Document report_document(const std::vector<CheckResult>& results);
 /// `report` pretty-printed (2-space indent) with a trailing newline; byte-identical for equal input.
 std::string render_json(const json::Value& report);
 
-/// `report` as YAML (yaml_json.hpp's json_to_yaml). Errors: only from the emitter.
+/// `report` as YAML (yaml_json.hpp's kube::json_to_yaml). Errors: only from the emitter.
 Result<std::string> render_yaml(const json::Value& report);
 
 /// One line per result, kubectl-like, then one indented line per cause and per warning:

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "vmgate/admission/pipeline.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 
 namespace vmgate::cli {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 
 namespace vmgate::serve {
 

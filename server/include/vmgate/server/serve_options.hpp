@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 
 namespace vmgate::serve {
 

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "vmgate/admission/pipeline.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 #include "vmgate/server/access_log.hpp"
 #include "vmgate/server/admission_review.hpp"
 #include "vmgate/server/metrics.hpp"

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "vmgate/admission/pipeline.hpp"
-#include "vmgate/admission/result.hpp"
-#include "vmgate/server/cluster_loader.hpp"
+#include "vmgate/common/result.hpp"
+#include "vmgate/kube/cluster_loader.hpp"
 #include "vmgate/server/file_stamp.hpp"
 #include "vmgate/server/serve_options.hpp"
 #include "vmgate/server/tls.hpp"
@@ -70,18 +70,18 @@ class ClusterSource {
   ClusterSource(std::vector<std::string> inputs, std::string default_namespace, const admission::Pipeline& pipeline);
 
   /// Loads the inputs now. Errors: load_cluster's.
-  Result<std::shared_ptr<const cli::LoadedCluster>> load();
+  Result<std::shared_ptr<const kube::LoadedCluster>> load();
   /// Reloads when a file was added, removed or changed since the last attempt; nullopt otherwise.
   std::optional<ReloadOutcome> poll();
   /// nullptr until a load succeeded.
-  [[nodiscard]] std::shared_ptr<const cli::LoadedCluster> current() const { return current_.get(); }
+  [[nodiscard]] std::shared_ptr<const kube::LoadedCluster> current() const { return current_.get(); }
 
  private:
   std::vector<std::string> inputs_;
   std::string default_namespace_;
   const admission::Pipeline& pipeline_;
   std::vector<FileStamp> last_attempt_;
-  Snapshot<cli::LoadedCluster> current_;
+  Snapshot<kube::LoadedCluster> current_;
 };
 
 }  // namespace vmgate::serve

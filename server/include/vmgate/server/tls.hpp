@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/result.hpp"
 #include "vmgate/server/serve_options.hpp"
 
 namespace vmgate::serve::tls {

@@ -5,7 +5,7 @@
 #include <array>
 #include <string_view>
 
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::defaults {
 

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "vmgate/admission/cluster.hpp"
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::defaults {
 

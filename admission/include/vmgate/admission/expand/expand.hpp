@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "vmgate/admission/cluster.hpp"
-#include "vmgate/admission/json.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/json.hpp"
+#include "vmgate/common/result.hpp"
 
 namespace vmgate::admission::expand {
 

@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "vmgate/admission/cluster.hpp"
-#include "vmgate/admission/json.hpp"
-#include "vmgate/admission/result.hpp"
+#include "vmgate/common/json.hpp"
+#include "vmgate/common/result.hpp"
 
 namespace vmgate::admission::instancetype {
 

@@ -2,7 +2,7 @@
 // Matcher shape and update rules of the VM mutating webhook
 // (KubeVirt pkg/instancetype/webhooks/vm/mutator.go validateMatchers).
 #include "vmgate/admission/field_error.hpp"
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::instancetype {
 

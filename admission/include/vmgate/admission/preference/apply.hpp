@@ -2,7 +2,7 @@
 // Preference application (KubeVirt pkg/instancetype/preference/apply/*.go). Each function
 // fills fields of a VirtualMachineInstanceSpec that the user left unset; the few that override
 // user values say so. `preference` is the preference's `spec`.
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::preference {
 

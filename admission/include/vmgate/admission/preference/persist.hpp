@@ -2,7 +2,7 @@
 // The three preference values the VM mutating webhook writes into the stored VM
 // (KubeVirt pkg/instancetype/webhooks/vm/mutator.go: mutateArch, mutateMachineType,
 // mutateDataVolumeTemplates).
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::preference {
 

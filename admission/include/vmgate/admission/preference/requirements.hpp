@@ -2,7 +2,7 @@
 // Preference requirements (KubeVirt pkg/instancetype/preference/requirements/*.go), checked by the
 // VM validating webhook after instancetype, preference and VMI spec defaults were applied.
 #include "vmgate/admission/field_error.hpp"
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::preference {
 

@@ -7,7 +7,7 @@
 
 #include "vmgate/admission/cluster.hpp"
 #include "vmgate/admission/field_error.hpp"
-#include "vmgate/admission/json.hpp"
+#include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::validation {
 

@@ -1,0 +1,13 @@
+#pragma once
+// Hugepages rules (KubeVirt vmi-create-admitter.go validateHugepagesMemoryRequests).
+#include "vmgate/admission/field_error.hpp"
+#include "vmgate/common/json.hpp"
+
+namespace vmgate::admission::hugepages {
+
+/// pageSize must parse; the VM memory (requests.memory, else memory.guest, else limits.memory)
+/// must be ≥ and a multiple of the page size. Messages always name resources.requests.memory,
+/// printing '0' when it is unset (KubeVirt's quirk). No allow-list of page sizes.
+ErrorList validate(const json::Value& spec, const FieldPath& path);
+
+}  // namespace vmgate::admission::hugepages

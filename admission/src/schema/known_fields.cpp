@@ -1,0 +1,266 @@
+#include "vmgate/admission/schema/known_fields.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace vmgate::admission {
+
+namespace {
+
+// Adjacent raw string literals: one JSON document.
+constexpr std::string_view known_fields_text =
+#include "schema/schemas/known_fields.inc"
+    ;
+
+[[noreturn]] void tree_bug(const std::string& what) {
+  throw std::logic_error("vmgate embedded known-fields tree: " + what);
+}
+
+}  // namespace
+
+// What a property holds (see tools/gen-known-fields): nothing to check below it, an object of
+// a definition, an array of something or a map of something.
+struct KnownFields::Tree {
+  struct Holds;
+  struct Definition {
+    std::vector<std::pair<std::string_view, const Holds*>> properties;
+    std::unordered_map<std::string_view, const Holds*> by_name;  // only for many properties
+    std::vector<std::string_view> required;
+
+    // What the property `name` holds, or nullptr when the definition has none of that name.
+    [[nodiscard]] const Holds* property(std::string_view name) const {
+      if (!by_name.empty()) {
+        const auto found = by_name.find(name);
+        return found == by_name.end() ? nullptr : found->second;
+      }
+      for (const auto& [key, holds] : properties) {
+        if (key == name) {
+          return holds;
+        }
+      }
+      return nullptr;
+    }
+  };
+  struct Holds {
+    enum class Shape { anything, object, array, map } shape = Shape::anything;
+    const Definition* object = nullptr;  // Shape::object
+    const Holds* element = nullptr;      // Shape::array and Shape::map
+  };
+
+  json::Document document;  // the names below are views into it
+  std::unordered_map<std::string_view, Definition> definitions;
+  std::vector<std::unique_ptr<Holds>> all_holds;  // owns every Holds below
+  const Definition* vm_spec = nullptr;
+  const Definition* vmi_spec = nullptr;
+
+  const Holds* compile_holds(const json::Value& value) {
+    auto compiled = std::make_unique<Holds>();
+    if (value.IsString()) {
+      const auto found = definitions.find(json::as_view(value));
+      if (found == definitions.end()) {
+        tree_bug("unknown definition " + json::to_string(value));
+      }
+      compiled->shape = Holds::Shape::object;
+      compiled->object = &found->second;
+    } else if (value.IsArray()) {
+      if (value.Size() != 1) {
+        tree_bug("an array shape has one element");
+      }
+      compiled->shape = Holds::Shape::array;
+      compiled->element = compile_holds(value[0]);
+    } else if (value.IsObject()) {
+      const json::Value* element = json::find(value, "*");
+      if (element == nullptr || value.MemberCount() != 1) {
+        tree_bug("a map shape is {\"*\": ...}");
+      }
+      compiled->shape = Holds::Shape::map;
+      compiled->element = compile_holds(*element);
+    } else if (!(value.IsInt() && value.GetInt() == 0)) {
+      tree_bug("unknown shape " + json::to_string(value));
+    }
+    all_holds.push_back(std::move(compiled));
+    return all_holds.back().get();
+  }
+
+  const Definition& root(std::string_view kind) const {
+    const json::Value* roots = json::find_object(document, "roots");
+    const std::string_view name = roots != nullptr ? json::find_string(*roots, kind) : "";
+    const auto found = definitions.find(name);
+    if (found == definitions.end()) {
+      tree_bug("no root for " + std::string(kind));
+    }
+    return found->second;
+  }
+
+  // Where the walk is. Most objects are sound, so the path's text is built only for an error.
+  struct Segment {
+    enum class Kind { member, index, key } kind;
+    std::string_view name;  // member and key
+    std::size_t index;      // index
+  };
+
+  class Walk {
+   public:
+    explicit Walk(ErrorList& errors) : errors_(errors) {}
+
+    // go-openapi's object validator: the members no property declares, then the required
+    // ones missing; then each member's own value.
+    void object(const Definition& definition, const json::Value& value) {
+      // One lookup per member, kept for the descent below.
+      const std::size_t first = found_.size();
+      for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+        const std::string_view name = json::as_view(it->name);
+        const Holds* holds = definition.property(name);
+        found_.push_back(holds);
+        if (holds == nullptr) {
+          const std::string at = path_with(name);
+          errors_.push_back({CauseType::field_value_forbidden, at, at + " in body is a forbidden property"});
+        }
+      }
+      for (const std::string_view name : definition.required) {
+        if (json::find(value, name) == nullptr) {
+          const std::string at = path_with(name);
+          errors_.push_back({CauseType::field_value_required, at, at + " in body is required"});
+        }
+      }
+      std::size_t index = first;
+      for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it, ++index) {
+        if (const Holds* holds = found_[index]; holds != nullptr && holds->shape != Holds::Shape::anything) {
+          path_.push_back(Segment{Segment::Kind::member, json::as_view(it->name), 0});
+          this->value(*holds, it->value);
+          path_.pop_back();
+        }
+      }
+      found_.resize(first);
+    }
+
+    // The walk follows the value only where it has the JSON type the definition expects; a
+    // wrong type is StructureValidator's error. Depth is bounded by the definitions' nesting
+    // (they have no cycles), each level being one member of the value.
+    void value(const Holds& holds, const json::Value& value) {
+      switch (holds.shape) {
+        case Holds::Shape::anything:
+          return;
+        case Holds::Shape::object:
+          if (value.IsObject()) {
+            object(*holds.object, value);
+          }
+          return;
+        case Holds::Shape::array:
+          if (value.IsArray()) {
+            for (rapidjson::SizeType i = 0; i < value.Size(); ++i) {
+              path_.push_back(Segment{Segment::Kind::index, {}, i});
+              this->value(*holds.element, value[i]);
+              path_.pop_back();
+            }
+          }
+          return;
+        case Holds::Shape::map:
+          if (value.IsObject()) {
+            for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+              path_.push_back(Segment{Segment::Kind::key, json::as_view(it->name), 0});
+              this->value(*holds.element, it->value);
+              path_.pop_back();
+            }
+          }
+          return;
+      }
+    }
+
+    void enter(std::string_view member) { path_.push_back(Segment{Segment::Kind::member, member, 0}); }
+
+   private:
+    // The Kubernetes field path of `member` of the current object.
+    [[nodiscard]] std::string path_with(std::string_view member) const {
+      FieldPath path;
+      for (const Segment& segment : path_) {
+        switch (segment.kind) {
+          case Segment::Kind::member:
+            path = path.child(segment.name);
+            break;
+          case Segment::Kind::index:
+            path = path.index(segment.index);
+            break;
+          case Segment::Kind::key:
+            path = path.key(segment.name);
+            break;
+        }
+      }
+      return path.child(member).str();
+    }
+
+    ErrorList& errors_;
+    std::vector<Segment> path_;
+    std::vector<const Holds*> found_;  // per open object, what each member holds
+  };
+};
+
+KnownFields::KnownFields() {
+  auto tree = std::make_shared<Tree>();
+  tree->document.Parse(known_fields_text.data(), known_fields_text.size());
+  const json::Value* definitions =
+      tree->document.HasParseError() ? nullptr : json::find_object(tree->document, "definitions");
+  if (definitions == nullptr) {
+    tree_bug("does not parse or has no definitions");
+  }
+  // Every definition first, so that properties can point at any of them.
+  for (auto it = definitions->MemberBegin(); it != definitions->MemberEnd(); ++it) {
+    tree->definitions.try_emplace(json::as_view(it->name));
+  }
+  for (auto it = definitions->MemberBegin(); it != definitions->MemberEnd(); ++it) {
+    Tree::Definition& definition = tree->definitions[json::as_view(it->name)];
+    const json::Value* properties = json::find_object(it->value, "properties");
+    if (properties == nullptr) {
+      tree_bug(json::to_string(it->name) + " has no properties object");
+    }
+    for (auto p = properties->MemberBegin(); p != properties->MemberEnd(); ++p) {
+      definition.properties.emplace_back(json::as_view(p->name), tree->compile_holds(p->value));
+    }
+    constexpr std::size_t linear_lookup = 8;  // up to this many, comparing beats hashing
+    if (definition.properties.size() > linear_lookup) {
+      definition.by_name.insert(definition.properties.begin(), definition.properties.end());
+    }
+    if (const json::Value* required = json::find(it->value, "required")) {
+      for (const json::Value& name : required->GetArray()) {
+        definition.required.push_back(json::as_view(name));
+      }
+    }
+  }
+  tree->vm_spec = &tree->root("VirtualMachine");
+  tree->vmi_spec = &tree->root("VirtualMachineInstance");
+  tree_ = std::move(tree);
+}
+
+ErrorList KnownFields::check(KnownFieldsKind kind, const json::Value& object) const {
+  ErrorList errors;
+  if (!object.IsObject()) {
+    return errors;  // StructureValidator reports a non-object root
+  }
+  // openapi.go Validate: the top-level keys, spec required, then the spec's definitions.
+  for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
+    const std::string_view name = json::as_view(it->name);
+    if (name != "apiVersion" && name != "kind" && name != "metadata" && name != "spec" && name != "status") {
+      errors.push_back({CauseType::field_value_forbidden, std::string(name),
+                        "." + std::string(name) + " in body is a forbidden property"});
+    }
+  }
+  const json::Value* spec = json::find(object, "spec");
+  if (spec == nullptr) {
+    errors.push_back({CauseType::field_value_required, "spec", "spec in body is required"});
+    return errors;
+  }
+  Tree::Walk walk(errors);
+  walk.enter("spec");
+  if (spec->IsObject()) {
+    walk.object(kind == KnownFieldsKind::virtual_machine ? *tree_->vm_spec : *tree_->vmi_spec, *spec);
+  }
+  return errors;
+}
+
+}  // namespace vmgate::admission

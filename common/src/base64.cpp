@@ -1,0 +1,104 @@
+#include "vmgate/common/base64.hpp"
+
+#include <array>
+#include <cstdint>
+
+namespace vmgate::common {
+
+std::string base64_encode(std::string_view bytes) {
+  static constexpr std::array<char, 64> alphabet = {
+      'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U', 'V',
+      'W', 'X', 'Y', 'Z', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r',
+      's', 't', 'u', 'v', 'w', 'x', 'y', 'z', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '+', '/'};
+  const auto byte = [&bytes](std::size_t i) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i]));
+  };
+  const auto sextet = [](std::uint32_t group, unsigned shift) { return alphabet[(group >> shift) & 0x3FU]; };
+  std::string out((bytes.size() + 2) / 3 * 4, '=');
+  std::size_t i = 0;
+  std::size_t o = 0;
+  for (; i + 3 <= bytes.size(); i += 3, o += 4) {
+    const std::uint32_t group = (byte(i) << 16U) | (byte(i + 1) << 8U) | byte(i + 2);
+    out[o] = sextet(group, 18);
+    out[o + 1] = sextet(group, 12);
+    out[o + 2] = sextet(group, 6);
+    out[o + 3] = sextet(group, 0);
+  }
+  out.resize(o);
+  const std::size_t rest = bytes.size() - i;
+  if (rest == 1) {
+    const std::uint32_t group = byte(i) << 16U;
+    out += sextet(group, 18);
+    out += sextet(group, 12);
+    out += "==";
+  } else if (rest == 2) {
+    const std::uint32_t group = (byte(i) << 16U) | (byte(i + 1) << 8U);
+    out += sextet(group, 18);
+    out += sextet(group, 12);
+    out += sextet(group, 6);
+    out += '=';
+  }
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  std::string clean;
+  clean.reserve(text.size());
+  for (char c : text) {
+    if (c != '\n' && c != '\r') {  // Go's decoder skips line breaks
+      clean.push_back(c);
+    }
+  }
+  if (clean.size() % 4 != 0) {
+    return std::nullopt;
+  }
+  auto sextet = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') {
+      return c - 'A';
+    }
+    if (c >= 'a' && c <= 'z') {
+      return c - 'a' + 26;
+    }
+    if (c >= '0' && c <= '9') {
+      return c - '0' + 52;
+    }
+    if (c == '+') {
+      return 62;
+    }
+    if (c == '/') {
+      return 63;
+    }
+    return -1;
+  };
+  std::string out;
+  out.reserve(clean.size() / 4 * 3);
+  for (std::size_t i = 0; i < clean.size(); i += 4) {
+    const bool last = i + 4 == clean.size();
+    std::size_t padding = 0;
+    if (last && clean[i + 3] == '=') {
+      padding = clean[i + 2] == '=' ? 2 : 1;
+    }
+    unsigned bits = 0;
+    for (std::size_t j = 0; j < 4; ++j) {
+      if (j >= 4 - padding) {
+        bits <<= 6U;
+        continue;
+      }
+      const int v = sextet(clean[i + j]);
+      if (v < 0) {
+        return std::nullopt;
+      }
+      bits = (bits << 6U) | static_cast<unsigned>(v);
+    }
+    out.push_back(static_cast<char>((bits >> 16U) & 0xFFU));
+    if (padding < 2) {
+      out.push_back(static_cast<char>((bits >> 8U) & 0xFFU));
+    }
+    if (padding < 1) {
+      out.push_back(static_cast<char>(bits & 0xFFU));
+    }
+  }
+  return out;
+}
+
+}  // namespace vmgate::common

@@ -1,0 +1,225 @@
+#include "vmgate/common/json.hpp"
+
+#include <algorithm>
+
+namespace vmgate::json_detail {
+void rapidjson_assertion_failed(const char* expression) {
+  throw vmgate::json::MisuseError(std::string("RapidJSON precondition failed: ") + expression);
+}
+}  // namespace vmgate::json_detail
+
+namespace vmgate::json {
+
+const Value* find(const Value& object, std::string_view key) {
+  if (!object.IsObject()) {
+    return nullptr;
+  }
+  // A linear scan with string_view compare: objects here are small and this avoids
+  // building a GenericValue for the key.
+  for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
+    if (as_view(it->name) == key) {
+      return &it->value;
+    }
+  }
+  return nullptr;
+}
+
+Value* find(Value& object, std::string_view key) {
+  return const_cast<Value*>(find(static_cast<const Value&>(object), key));  // NOLINT
+}
+
+const Value* find_path(const Value& root, std::initializer_list<std::string_view> keys) {
+  const Value* node = &root;
+  for (std::string_view key : keys) {
+    node = find(*node, key);
+    if (node == nullptr) {
+      return nullptr;
+    }
+  }
+  return node;
+}
+
+Value* find_path(Value& root, std::initializer_list<std::string_view> keys) {
+  return const_cast<Value*>(find_path(static_cast<const Value&>(root), keys));  // NOLINT
+}
+
+const Value* find_object(const Value& object, std::string_view key) {
+  const Value* v = find(object, key);
+  return v != nullptr && v->IsObject() ? v : nullptr;
+}
+
+const Value* find_array(const Value& object, std::string_view key) {
+  const Value* v = find(object, key);
+  return v != nullptr && v->IsArray() ? v : nullptr;
+}
+
+std::string_view find_string(const Value& object, std::string_view key) {
+  const Value* v = find(object, key);
+  return v != nullptr && v->IsString() ? as_view(*v) : std::string_view{};
+}
+
+bool has(const Value& object, std::string_view key) {
+  const Value* v = find(object, key);
+  return v != nullptr && !v->IsNull();
+}
+
+bool is_zero(const Value* value) {
+  if (value == nullptr || value->IsNull()) {
+    return true;
+  }
+  if (value->IsString()) {
+    return value->GetStringLength() == 0;
+  }
+  if (value->IsBool()) {
+    return !value->GetBool();
+  }
+  if (value->IsNumber()) {
+    return value->GetDouble() == 0.0;
+  }
+  return false;
+}
+
+Value& ensure_object(Value& object, std::string_view key, Allocator& allocator) {
+  Value* existing = find(object, key);
+  if (existing != nullptr && existing->IsObject()) {
+    return *existing;
+  }
+  if (existing != nullptr) {
+    existing->SetObject();
+    return *existing;
+  }
+  object.AddMember(make_string(key, allocator), Value(rapidjson::kObjectType), allocator);
+  return (object.MemberEnd() - 1)->value;
+}
+
+Value& ensure_array(Value& object, std::string_view key, Allocator& allocator) {
+  Value* existing = find(object, key);
+  if (existing != nullptr && existing->IsArray()) {
+    return *existing;
+  }
+  if (existing != nullptr) {
+    existing->SetArray();
+    return *existing;
+  }
+  object.AddMember(make_string(key, allocator), Value(rapidjson::kArrayType), allocator);
+  return (object.MemberEnd() - 1)->value;
+}
+
+void set(Value& object, std::string_view key, Value&& value, Allocator& allocator) {
+  if (Value* existing = find(object, key)) {
+    *existing = std::move(value);
+    return;
+  }
+  object.AddMember(make_string(key, allocator), std::move(value), allocator);
+}
+
+void set_string(Value& object, std::string_view key, std::string_view text, Allocator& allocator) {
+  set(object, key, make_string(text, allocator), allocator);
+}
+
+void erase(Value& object, std::string_view key) {
+  if (!object.IsObject()) {
+    return;
+  }
+  // An index loop: clang 14 rejects comparing RapidJSON's mutable member iterators in C++20
+  // (-Wambiguous-reversed-operator).
+  for (rapidjson::SizeType i = 0; i < object.MemberCount(); ++i) {
+    auto it = object.MemberBegin() + i;
+    if (as_view(it->name) == key) {
+      object.EraseMember(it);  // keeps member order: patches and output stay stable
+      return;
+    }
+  }
+}
+
+Value make_string(std::string_view text, Allocator& allocator) {
+  // A default-constructed view (find_string of a missing member) has no data: RapidJSON asserts
+  // on a null pointer even for length 0.
+  return text.empty() ? Value("", 0, allocator)
+                      : Value(text.data(), static_cast<rapidjson::SizeType>(text.size()), allocator);
+}
+
+Value copy(const Value& value, Allocator& allocator) {
+  return Value(value, allocator);
+}
+
+std::string_view as_view(const Value& string_value) {
+  return {string_value.GetString(), string_value.GetStringLength()};
+}
+
+std::string_view type_name(const Value& value) {
+  switch (value.GetType()) {
+    case rapidjson::kNullType:
+      return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return "a boolean";
+    case rapidjson::kObjectType:
+      return "an object";
+    case rapidjson::kArrayType:
+      return "an array";
+    case rapidjson::kStringType:
+      return "a string";
+    case rapidjson::kNumberType:
+      break;
+  }
+  return "a number";
+}
+
+std::string to_string(const Value& value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  value.Accept(writer);
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+bool equal(const Value& a, const Value& b) {
+  if (a.IsNumber() && b.IsNumber()) {
+    if (a.IsInt64() && b.IsInt64()) {
+      return a.GetInt64() == b.GetInt64();
+    }
+    if (a.IsUint64() && b.IsUint64()) {
+      return a.GetUint64() == b.GetUint64();
+    }
+    return a.GetDouble() == b.GetDouble();
+  }
+  if (a.GetType() != b.GetType()) {
+    return false;
+  }
+  switch (a.GetType()) {
+    case rapidjson::kNullType:
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return true;
+    case rapidjson::kStringType:
+      return as_view(a) == as_view(b);
+    case rapidjson::kArrayType: {
+      if (a.Size() != b.Size()) {
+        return false;
+      }
+      for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
+        if (!equal(a[i], b[i])) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case rapidjson::kObjectType: {
+      if (a.MemberCount() != b.MemberCount()) {
+        return false;
+      }
+      for (auto it = a.MemberBegin(); it != a.MemberEnd(); ++it) {
+        const Value* other = find(b, as_view(it->name));
+        if (other == nullptr || !equal(it->value, *other)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case rapidjson::kNumberType:
+      break;
+  }
+  return false;
+}
+
+}  // namespace vmgate::json

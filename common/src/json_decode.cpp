@@ -1,0 +1,553 @@
+#include "vmgate/common/json_decode.hpp"
+#include "vmgate/common/utf8.hpp"
+
+// After json.hpp (through json_decode.hpp): RapidJSON must see vmgate's RAPIDJSON_ASSERT.
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <system_error>
+#include <cstring>
+#include <cstdint>
+#include <memory>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace vmgate::json {
+
+namespace {
+
+using ParseOutcome = Result<Document, DecodeError>;
+
+// Iterative so that hostile nesting cannot overflow the C++ stack; full precision so that a
+// number read back equals the text the user wrote (Kubernetes compares what it stores).
+// UTF-8 is validated by common::first_invalid_utf8 over the whole input, 8 bytes at a time, instead of
+// RapidJSON's kParseValidateEncodingFlag, which checks character by character inside every
+// string (a sixth of the time of a whole admission).
+constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
+
+// The handler reads the input position while RapidJSON is inside a string, to name where a
+// key or string it refuses starts. A stream RapidJSON copies into a local there (copy
+// optimisation: InsituStringStream) still shows the opening quote; one it does not
+// (MemoryStream) shows the position after the closing quote, and the handler scans back.
+static_assert(rapidjson::StreamTraits<rapidjson::MemoryStream>::copyOptimization == 0);
+static_assert(rapidjson::StreamTraits<rapidjson::InsituStringStream>::copyOptimization == 1);
+
+DecodeError positional_error(std::string_view text, std::size_t offset, std::string message) {
+  const common::TextPosition at = common::position_of(text, offset);
+  message += " (line " + std::to_string(at.line) + ", column " + std::to_string(at.column) + ")";
+  return DecodeError{at.line, at.column, std::move(message)};
+}
+
+std::string depth_message(std::size_t max_depth) {
+  return "nesting deeper than " + std::to_string(max_depth) + " levels";
+}
+
+// The key as a JSON string literal: keys come from the request and may hold quotes or
+// control characters that would garble a plain-text message.
+std::string quoted(std::string_view key) {
+  return to_string(Value(rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size()))));
+}
+
+std::string duplicate_message(std::string_view key, const std::string& object_path) {
+  std::string message = "duplicate key " + quoted(key) + " in ";
+  if (object_path.empty()) {
+    message += "the top-level object";
+  } else {
+    message += "object at " + object_path;
+  }
+  return message;
+}
+
+// Field-path style (a.b[2].c) as in KubeVirt's field errors. A key that would make the path
+// ambiguous goes in brackets, the way apimachinery's field.Path renders map keys.
+void append_field(std::string& path, std::string_view key) {
+  const bool plain = !key.empty() && key.find_first_of(".[]") == std::string_view::npos;
+  if (!plain) {
+    path += '[';
+    path += key;
+    path += ']';
+    return;
+  }
+  if (!path.empty()) {
+    path += '.';
+  }
+  path += key;
+}
+
+void append_index(std::string& path, std::size_t index) {
+  path += '[';
+  path += std::to_string(index);
+  path += ']';
+}
+
+// RFC 8259 strings carry Unicode scalar values. RapidJSON 1.1.0 rejects an unpaired high
+// surrogate escape but encodes a lone low one ("\udc00") as the bytes ED B0 80, which is not
+// UTF-8. The source bytes are validated, and valid UTF-8 never has ED followed by A0..BF, so
+// such a pair in the decoded text can only come from a surrogate escape.
+bool has_surrogate(std::string_view decoded) {
+  constexpr char lead = static_cast<char>(0xED);
+  for (std::size_t at = decoded.find(lead); at != std::string_view::npos; at = decoded.find(lead, at + 1)) {
+    if (at + 1 < decoded.size() && static_cast<unsigned char>(decoded[at + 1]) >= 0xA0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Offset of the opening quote of the string that ends just before `end`. Inside a JSON string
+// every '"' is escaped, so the backslashes in front of it form an odd run; the first quote
+// found scanning backwards with an even run (usually none) is the opening one.
+std::size_t string_start(std::string_view text, std::size_t end) {
+  std::size_t at = end == 0 ? 0 : end - 1;  // the closing quote
+  while (at > 0) {
+    --at;
+    if (text[at] != '"') {
+      continue;
+    }
+    std::size_t backslashes = 0;
+    while (backslashes < at && text[at - 1 - backslashes] == '\\') {
+      ++backslashes;
+    }
+    if (backslashes % 2 == 0) {
+      return at;
+    }
+  }
+  return 0;
+}
+
+std::string rapidjson_message(rapidjson::ParseErrorCode code) {
+  std::string message = rapidjson::GetParseError_En(code);
+  if (!message.empty() && message.back() == '.') {
+    message.pop_back();  // a position follows
+  }
+  return message;
+}
+
+// Whether a JSON number that std::from_chars found out of range is too large (rather than too
+// small): the position of its first significant digit relative to the decimal point, plus its
+// exponent, is positive.
+bool beyond_double_range(std::string_view number) {
+  std::size_t i = number.front() == '-' ? std::size_t{1} : std::size_t{0};
+  std::int64_t magnitude = 0;  // digits of the integer part once a significant one was seen
+  bool significant = false;
+  for (; i < number.size() && number[i] >= '0' && number[i] <= '9'; ++i) {
+    significant = significant || number[i] != '0';
+    magnitude += significant ? 1 : 0;
+  }
+  if (i < number.size() && number[i] == '.') {
+    for (++i; i < number.size() && number[i] >= '0' && number[i] <= '9'; ++i) {
+      if (significant) {
+        continue;
+      }
+      significant = number[i] != '0';
+      magnitude -= significant ? 0 : 1;
+    }
+  }
+  std::int64_t exponent = 0;
+  if (i < number.size() && (number[i] == 'e' || number[i] == 'E')) {
+    ++i;
+    const bool negative = i < number.size() && number[i] == '-';
+    if (i < number.size() && (number[i] == '-' || number[i] == '+')) {
+      ++i;
+    }
+    for (; i < number.size() && number[i] >= '0' && number[i] <= '9'; ++i) {
+      exponent = std::min<std::int64_t>(exponent * 10 + (number[i] - '0'), std::int64_t{1} << 40);
+    }
+    exponent = negative ? -exponent : exponent;
+  }
+  return significant && magnitude + exponent > 0;  // all zeros is zero, whatever the exponent
+}
+
+// SAX handler in front of the Document: it enforces the depth limit before a container is
+// opened (so a 100 000-deep input costs only max_depth steps) and tracks, per open object,
+// the keys seen so far and, per container, where the parser is, to name the path of an error.
+template <class Stream>
+class CheckingHandler {
+ public:
+  CheckingHandler(Document& document, Stream& stream, std::string_view text, std::size_t max_depth)
+      : document_(document),
+        stream_(stream),
+        text_(text),
+        max_depth_(max_depth),
+        may_decode_surrogates_(text.find("\\u") != std::string_view::npos) {}
+
+  bool Null() {
+    begin_value();
+    return document_.Null();
+  }
+  bool Bool(bool b) {
+    begin_value();
+    return document_.Bool(b);
+  }
+  bool Int(int i) {
+    begin_value();
+    return document_.Int(i);
+  }
+  bool Uint(unsigned u) {
+    begin_value();
+    return document_.Uint(u);
+  }
+  bool Int64(std::int64_t i) {
+    begin_value();
+    return document_.Int64(i);
+  }
+  bool Uint64(std::uint64_t u) {
+    begin_value();
+    return document_.Uint64(u);
+  }
+  bool Double(double d) {
+    begin_value();
+    return document_.Double(d);
+  }
+  // Every number arrives as its text (kParseNumbersAsStringsFlag) and is converted here with
+  // std::from_chars (correctly rounded): RapidJSON 1.1.0's own full-precision strtod has
+  // undefined behaviour on inputs the fuzzer found ("0E0090": clz(0); a long mantissa with
+  // e-333: an index below its power table). The values are those RapidJSON would give: Int or
+  // Uint when the integer fits 32 bits, Int64/Uint64 when it fits 64, otherwise a double; a
+  // double beyond the range is "Number too big", one below it is ±0.
+  bool RawNumber(const char* str, rapidjson::SizeType length, bool /*copy*/) {
+    begin_value();
+    const std::string_view text(str, length);
+    const bool negative = !text.empty() && text.front() == '-';
+    if (text.find_first_of(".eE") == std::string_view::npos) {
+      if (negative) {
+        std::int64_t value = 0;
+        if (std::from_chars(text.data(), text.data() + text.size(), value).ec == std::errc{}) {
+          return value >= std::numeric_limits<std::int32_t>::min() ? document_.Int(static_cast<int>(value))
+                                                                   : document_.Int64(value);
+        }
+      } else {
+        std::uint64_t value = 0;
+        if (std::from_chars(text.data(), text.data() + text.size(), value).ec == std::errc{}) {
+          return value <= std::numeric_limits<std::uint32_t>::max() ? document_.Uint(static_cast<unsigned>(value))
+                                                                    : document_.Uint64(value);
+        }
+      }
+    }
+    double value = 0;
+    const std::from_chars_result result = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (result.ec == std::errc::result_out_of_range) {
+      if (beyond_double_range(text)) {
+        failure_offset_ = stream_.Tell() - length;
+        failure_message_ = rapidjson_message(rapidjson::kParseErrorNumberTooBig);
+        return false;
+      }
+      value = negative ? -0.0 : 0.0;
+    } else if (result.ec != std::errc{}) {
+      failure_offset_ = stream_.Tell() - length;
+      failure_message_ = rapidjson_message(rapidjson::kParseErrorNumberMissFraction);
+      return false;  // not reached: the reader only hands over valid JSON numbers
+    }
+    return document_.Double(value);
+  }
+
+  bool String(const char* str, rapidjson::SizeType length, bool copy) {
+    begin_value();
+    return check_surrogates(str, length) && document_.String(str, length, copy);
+  }
+
+  bool Key(const char* str, rapidjson::SizeType length, bool copy) {
+    if (!check_surrogates(str, length)) {
+      return false;
+    }
+    Frame& frame = frames_[depth_ - 1];
+    const std::string_view key(str, length);
+    if (is_duplicate(frame, key)) {
+      failure_offset_ = current_string_start();
+      failure_message_ = duplicate_message(key, path_of_open_container());
+      return false;
+    }
+    frame.key_index = keys_.size();
+    keys_.push_back(KeyRef{key_bytes_.size(), key.size()});
+    key_bytes_.append(key);
+    return document_.Key(str, length, copy);
+  }
+
+  bool StartObject() { return open(true) && document_.StartObject(); }
+  bool StartArray() { return open(false) && document_.StartArray(); }
+  bool EndObject(rapidjson::SizeType count) {
+    --depth_;
+    const Frame& frame = frames_[depth_];
+    keys_.resize(frame.first_key);  // the keys of the open objects form a stack
+    key_bytes_.resize(frame.first_key_byte);
+    return document_.EndObject(count);
+  }
+  bool EndArray(rapidjson::SizeType count) {
+    --depth_;
+    return document_.EndArray(count);
+  }
+
+  /// Set when a check of this handler (not RapidJSON's grammar) stopped the parse.
+  [[nodiscard]] bool failed() const { return !failure_message_.empty(); }
+  [[nodiscard]] std::size_t failure_offset() const { return failure_offset_; }
+  std::string take_failure_message() { return std::move(failure_message_); }
+
+ private:
+  // A key of an open object: its bytes in key_bytes_.
+  struct KeyRef {
+    std::size_t offset;
+    std::size_t length;
+  };
+
+  struct Frame {
+    bool is_object = false;
+    std::size_t next_index = 0;    // arrays: elements begun so far
+    std::size_t key_index = npos;  // objects: the member being parsed, in keys_
+    std::size_t first_key = 0;     // objects: where this object's keys start in keys_ and key_bytes_
+    std::size_t first_key_byte = 0;
+    // Objects with many members: their keys hashed, so that duplicate detection stays linear on
+    // hostile input (100 000 members).
+    std::unique_ptr<std::unordered_set<std::string>> many;
+  };
+
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  // Up to this many members, comparing the new key with each earlier one (length first) beats
+  // hashing; Kubernetes objects rarely have more at one level.
+  static constexpr std::size_t linear_keys = 32;
+
+  [[nodiscard]] std::string_view key_at(std::size_t index) const {
+    const KeyRef& ref = keys_[index];
+    return std::string_view(key_bytes_).substr(ref.offset, ref.length);
+  }
+
+  bool is_duplicate(Frame& frame, std::string_view key) {
+    const std::size_t count = keys_.size() - frame.first_key;
+    if (count < linear_keys) {
+      for (std::size_t index = frame.first_key; index < keys_.size(); ++index) {
+        if (keys_[index].length == key.size() && key_at(index) == key) {
+          return true;
+        }
+      }
+      return false;
+    }
+    if (!frame.many) {
+      frame.many = std::make_unique<std::unordered_set<std::string>>();
+      for (std::size_t index = frame.first_key; index < keys_.size(); ++index) {
+        frame.many->emplace(key_at(index));
+      }
+    }
+    return !frame.many->emplace(key).second;
+  }
+
+  // Every value inside an array moves that array's index on, for the path of a later error.
+  void begin_value() {
+    if (depth_ > 0 && !frames_[depth_ - 1].is_object) {
+      ++frames_[depth_ - 1].next_index;
+    }
+  }
+
+  bool open(bool is_object) {
+    begin_value();
+    if (depth_ >= max_depth_) {
+      failure_offset_ = stream_.Tell();  // the '[' or '{' not yet consumed
+      failure_message_ = depth_message(max_depth_);
+      return false;
+    }
+    // Frames are reused, not popped, so a document of many small objects does not allocate a
+    // fresh key set for each.
+    if (depth_ == frames_.size()) {
+      frames_.emplace_back();
+    }
+    Frame& frame = frames_[depth_];
+    frame.is_object = is_object;
+    frame.next_index = 0;
+    frame.key_index = npos;
+    frame.first_key = keys_.size();
+    frame.first_key_byte = key_bytes_.size();
+    frame.many.reset();
+    ++depth_;
+    return true;
+  }
+
+  bool check_surrogates(const char* str, rapidjson::SizeType length) {
+    // A surrogate can only come from a \u escape (the input is valid UTF-8): one scan of the
+    // whole input spares a scan of every string when there is none, the usual case.
+    if (!may_decode_surrogates_ || !has_surrogate(std::string_view(str, length))) {
+      return true;
+    }
+    failure_offset_ = current_string_start();
+    failure_message_ = "The surrogate pair in string is invalid";
+    return false;
+  }
+
+  // Path of the innermost open container, from the parents' current member or element.
+  [[nodiscard]] std::string path_of_open_container() const {
+    std::string path;
+    for (std::size_t level = 0; level + 1 < depth_; ++level) {
+      const Frame& parent = frames_[level];
+      if (parent.is_object) {
+        append_field(path, parent.key_index == npos ? std::string_view{} : key_at(parent.key_index));
+      } else {
+        append_index(path, parent.next_index - 1);
+      }
+    }
+    return path;
+  }
+
+  // Where the string being handled starts (its opening quote).
+  std::size_t current_string_start() {
+    if constexpr (rapidjson::StreamTraits<Stream>::copyOptimization != 0) {
+      return stream_.Tell();
+    } else {
+      return string_start(text_, stream_.Tell());
+    }
+  }
+
+  Document& document_;
+  Stream& stream_;
+  std::string_view text_;
+  std::size_t max_depth_;
+  bool may_decode_surrogates_;
+  std::size_t depth_ = 0;
+  std::vector<Frame> frames_;
+  std::vector<KeyRef> keys_;
+  std::string key_bytes_;
+  std::size_t failure_offset_ = 0;
+  std::string failure_message_;
+};
+
+// Duplicate keys among the members of `object`, the second occurrence in member order.
+const Value* find_duplicate_key(const Value& object) {
+  const auto begin = object.MemberBegin();
+  const auto end = object.MemberEnd();
+  // Most Kubernetes objects have a handful of members: comparing pairs beats hashing there.
+  constexpr rapidjson::SizeType small = 16;
+  if (object.MemberCount() <= small) {
+    for (auto it = begin; it != end; ++it) {
+      for (auto earlier = begin; earlier != it; ++earlier) {
+        if (as_view(earlier->name) == as_view(it->name)) {
+          return &it->name;
+        }
+      }
+    }
+    return nullptr;
+  }
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(object.MemberCount());
+  for (auto it = begin; it != end; ++it) {
+    if (!seen.insert(as_view(it->name)).second) {
+      return &it->name;
+    }
+  }
+  return nullptr;
+}
+
+// `text` is the input as the user sent it (for positions and UTF-8 validation); `stream` reads
+// either it (copying strings) or an in-situ copy of it.
+template <unsigned Flags, class Stream>
+Result<Document, DecodeError> parse_stream(std::string_view text, Stream& stream, const DecodeLimits& limits) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return DecodeError{0, 0, "empty input"};
+  }
+  rapidjson::Reader reader;
+  rapidjson::ParseResult parsed;
+  Document document;
+  std::optional<DecodeError> failure;
+  auto generate = [&](Document& target) {
+    CheckingHandler<Stream> handler(target, stream, text, limits.max_depth);
+    parsed = reader.Parse<Flags>(stream, handler);
+    if (handler.failed()) {
+      failure = positional_error(text, handler.failure_offset(), handler.take_failure_message());
+    }
+    return !parsed.IsError();
+  };
+  document.Populate(generate);
+  // An invalid UTF-8 sequence before the point where the parse stopped is what RapidJSON's
+  // own validation would have reported first (a stray byte outside a string stops the parse
+  // right there, as a syntax error).
+  const std::size_t stopped = failure || parsed.IsError() ? stream.Tell() : text.size();
+  if (const std::optional<std::size_t> invalid = common::first_invalid_utf8(text.substr(0, stopped))) {
+    return positional_error(text, *invalid, rapidjson_message(rapidjson::kParseErrorStringInvalidEncoding));
+  }
+  if (failure) {
+    return std::move(*failure);
+  }
+  if (parsed.IsError()) {
+    return positional_error(text, parsed.Offset(), rapidjson_message(parsed.Code()));
+  }
+  // The streams report a NUL byte as the end of input, so "{}\0junk" would parse as "{}".
+  if (stream.Tell() != text.size()) {
+    return positional_error(text, stream.Tell(), rapidjson_message(rapidjson::kParseErrorDocumentRootNotSingular));
+  }
+  return ParseOutcome(std::move(document));
+}
+
+}  // namespace
+
+Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimits& limits) {
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  return parse_stream<kParseFlags>(text, stream, limits);
+}
+
+Result<Document, DecodeError> parse_json_in_place(std::string_view text, std::string& storage,
+                                                  const DecodeLimits& limits) {
+  // RAPIDJSON_SSE2 scans strings and whitespace 16 aligned bytes at a time, which may read up to
+  // 15 bytes past the terminating NUL: keep them inside the allocation.
+  storage.reserve(text.size() + 16);
+  storage.assign(text);
+  rapidjson::InsituStringStream stream(storage.data());
+  return parse_stream<kParseFlags | rapidjson::kParseInsituFlag>(text, stream, limits);
+}
+
+std::optional<DecodeError> check_structure(const Value& value, const DecodeLimits& limits) {
+  if (!value.IsObject() && !value.IsArray()) {
+    return std::nullopt;
+  }
+  struct Frame {
+    const Value* container;
+    rapidjson::SizeType next;  // index of the next member or element to visit
+  };
+  std::vector<Frame> stack;
+  auto path = [&stack] {
+    std::string text;
+    for (const Frame& frame : stack) {
+      if (frame.container->IsObject()) {
+        append_field(text, as_view((frame.container->MemberBegin() + frame.next - 1)->name));
+      } else {
+        append_index(text, frame.next - 1);
+      }
+    }
+    return text;
+  };
+  // Checks `container` before it is visited: its depth, then its keys.
+  auto enter = [&](const Value& container) -> std::optional<DecodeError> {
+    if (stack.size() >= limits.max_depth) {
+      return DecodeError{0, 0, depth_message(limits.max_depth)};
+    }
+    if (container.IsObject()) {
+      if (const Value* duplicate = find_duplicate_key(container)) {
+        return DecodeError{0, 0, duplicate_message(as_view(*duplicate), path())};
+      }
+    }
+    stack.push_back(Frame{&container, 0});
+    return std::nullopt;
+  };
+
+  if (auto error = enter(value)) {
+    return error;
+  }
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    const Value& container = *top.container;
+    const rapidjson::SizeType count = container.IsObject() ? container.MemberCount() : container.Size();
+    if (top.next == count) {
+      stack.pop_back();
+      continue;
+    }
+    const Value& child = container.IsObject() ? (container.MemberBegin() + top.next)->value : container[top.next];
+    ++top.next;
+    if (child.IsObject() || child.IsArray()) {
+      if (auto error = enter(child)) {
+        return error;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace vmgate::json

@@ -1,0 +1,80 @@
+#include "vmgate/admission/schema/known_fields.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/json_test_support.hpp"
+
+namespace vmgate::admission {
+namespace {
+
+using testing::parse;
+
+std::vector<std::string> messages(KnownFieldsKind kind, const char* text) {
+  static const KnownFields known;
+  std::vector<std::string> out;
+  for (const FieldError& error : known.check(kind, parse(text))) {
+    out.push_back(error.message);
+  }
+  return out;
+}
+
+using Messages = std::vector<std::string>;
+
+TEST(KnownFields, ASoundVirtualMachineAndInstanceHaveNone) {
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine, R"({
+    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm", "whatever": 1},
+    "status": {"anything": true},
+    "spec": {"runStrategy": "Always", "instancetype": {"name": "u1.small"},
+      "dataVolumeTemplates": [{"metadata": {"name": "root"}, "spec": {"sourceRef": {"kind": "DataSource", "name": "f"},
+                                                                   "storage": {"resources": {"requests": {"storage": "1Gi"}}}}}],
+      "template": {"metadata": {"labels": {"any.key/x": "v"}},
+        "spec": {"domain": {"devices": {"disks": [{"name": "root", "disk": {"bus": "virtio"}}],
+                                        "interfaces": [{"name": "default", "masquerade": {}}]},
+                            "cpu": {"dedicatedCpuPlacement": true}, "resources": {"requests": {"memory": "1Gi"}}},
+                 "nodeSelector": {"zone": "a"},
+                 "networks": [{"name": "default", "pod": {}}],
+                 "volumes": [{"name": "root", "dataVolume": {"name": "root"}}]}}}})"),
+            Messages{});
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance,
+                     R"({"spec": {"domain": {"devices": {}, "memory": {"guest": "1Gi"}}}})"),
+            Messages{});
+}
+
+TEST(KnownFields, EachSpecHasItsOwnMembers) {
+  EXPECT_EQ(
+      messages(KnownFieldsKind::virtual_machine_instance, R"({"spec": {"domain": {"devices": {}}, "template": {}}})"),
+      Messages{"spec.template in body is a forbidden property"});
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine,
+                     R"({"spec": {"domain": {}, "template": {"spec": {"domain": {"devices": {}}}}}})"),
+            Messages{"spec.domain in body is a forbidden property"});
+}
+
+TEST(KnownFields, ListItemsAndMapValuesAreFollowedMapKeysAreFree) {
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance, R"({"spec": {
+    "domain": {"devices": {"interfaces": [{"name": "a"}, {"name": "b", "colour": "red", "bridge": {"x": 1}}]}},
+    "nodeSelector": {"not.a.field": "x"},
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                 {"nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": "In", "valuez": ["a"]}]}]}}}}})"),
+            (Messages{"spec.domain.devices.interfaces[1].colour in body is a forbidden property",
+                      "spec.domain.devices.interfaces[1].bridge.x in body is a forbidden property",
+                      "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+                      "matchExpressions[0].valuez in body is a forbidden property"}));
+}
+
+TEST(KnownFields, ValuesOfTheWrongTypeAreLeftToTheStructureCheck) {
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine, R"({"spec": "x"})"), Messages{});
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance, R"({"spec": {"domain": [], "volumes": {"a": 1}}})"),
+            Messages{});
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine, "[]"), Messages{});
+}
+
+TEST(KnownFields, TopLevelMembersAndAMissingSpec) {
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine, R"({"apiVersion": "v", "Spec": {}})"),
+            (Messages{".Spec in body is a forbidden property", "spec in body is required"}));
+}
+
+}  // namespace
+}  // namespace vmgate::admission
