@@ -2,7 +2,7 @@
 // as Go's ParseIP does since Go 1.17.
 #include "network/ip_address.hpp"
 
-#include <arpa/inet.h>
+#include <arpa/inet.h>  // pure: inet_pton only
 
 #include <algorithm>
 #include <array>

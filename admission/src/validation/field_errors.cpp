@@ -1,7 +1,7 @@
 // Follows k8s.io/apimachinery/pkg/util/validation/field/errors.go Error and ErrorBody.
 #include "validation/field_errors.hpp"
 
-#include <cstdio>
+#include <cstdio>  // pure: snprintf into a buffer only
 
 namespace vmgate::admission::validation::field_errors {
 
