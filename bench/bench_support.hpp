@@ -7,7 +7,8 @@
 
 namespace vmgate::bench {
 
-/// ../shared/bench/bodies/admissionreview-<size>.json (small, medium, large); throws when missing.
+/// bench/bodies/admissionreview-<size>.json (small, medium, large) in the shared data directory
+/// (VMGATE_SHARED_DIR); throws when missing.
 inline std::string read_body(const std::string& size) {
   const std::string path = std::string(VMGATE_SHARED_DIR) + "/bench/bodies/admissionreview-" + size + ".json";
   std::ifstream in(path, std::ios::binary);

@@ -1,7 +1,8 @@
 // The full admission pipeline per VM — decode the AdmissionReview body, mutate, diff, validate,
-// expand — on the benchmark bodies of ../shared/bench/bodies, against an ObjectStore holding
-// the instancetypes and preferences the bodies reference plus N filler instancetypes
-// (10 or 100 000) to show that lookups do not depend on the store's size.
+// expand — on the benchmark bodies (bench/bodies in the shared data directory,
+// VMGATE_SHARED_DIR), against an ObjectStore holding the instancetypes and preferences the
+// bodies reference plus N filler instancetypes (10 or 100 000) to show that lookups do not
+// depend on the store's size.
 //
 //   build/bench/pipeline_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>

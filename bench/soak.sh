@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Soak: at least 1 000 000 AdmissionReviews over 64 keep-alive connections against `vmgate serve`
 # (server on one core, wrk on the other), in rounds of ROUND seconds; prints the server's
-# resident memory after each round and fails on any error. Needs the benchmark harness beside
-# the checkout (../shared/bench: wrk's post.lua, the bodies, the certificates) and wrk.
+# resident memory after each round and fails on any error. Needs wrk and the benchmark harness
+# in the shared data directory beside the checkout (the default of VMGATE_SHARED_DIR; its bench/
+# holds wrk's post.lua, the bodies and the certificate script).
 #
 #   bench/soak.sh [build/vmgate]      env: TOTAL=1000000 CONNS=64 BODY=small ROUND=10
 set -euo pipefail

@@ -1,7 +1,7 @@
 // Properties of the whole chain (Pipeline::admit) over real inputs: the acceptance sample cases
-// in ../shared and the benchmark bodies. For every object: the returned patch applied to the
-// submitted object yields `admitted`; admitting `admitted` again yields an empty patch
-// (idempotent mutation); the same input gives byte-identical output.
+// in the shared data directory (VMGATE_SHARED_DIR) and the benchmark bodies. For every object:
+// the returned patch applied to the submitted object yields `admitted`; admitting `admitted`
+// again yields an empty patch (idempotent mutation); the same input gives byte-identical output.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -70,7 +70,7 @@ Request request_of(const json::Value& request, const json::Value& object) {
 TEST(PipelineProperties, AcceptanceCasesAgreeWithTheirExpectationsAndThePatchProperties) {
   const std::vector<Case> cases = acceptance_cases();
   if (cases.empty()) {
-    GTEST_SKIP() << "no ../shared/acceptance-sample beside the checkout";
+    GTEST_SKIP() << "no acceptance-sample in the shared data directory (VMGATE_SHARED_DIR)";
   }
   const Pipeline pipeline;
   for (const Case& c : cases) {
@@ -114,7 +114,7 @@ TEST(PipelineProperties, BenchmarkBodiesAreAdmittedIdempotently) {
     const fs::path file =
         fs::path(VMGATE_SHARED_DIR) / "bench" / "bodies" / (std::string("admissionreview-") + size + ".json");
     if (!fs::exists(file)) {
-      GTEST_SKIP() << "no ../shared/bench beside the checkout";
+      GTEST_SKIP() << "no bench/bodies in the shared data directory (VMGATE_SHARED_DIR)";
     }
     const json::Document review = parse(testing::read_file(file.string()));
     const json::Value& request = *json::find(review, "request");

@@ -119,7 +119,7 @@ Outcome Supervisor::run(const std::string& xml) {
   write_status("Scheduled", "starting the domain");
 
   // A domain of the same name in this root was left by a launcher that died: QEMU outlives an
-  // embedding process (no autodestroy in embed mode, launcher-libvirt.md B.4), and the next
+  // embedding process (docs/launcher.md, "No autodestroy in embed mode"), and the next
   // embedded driver re-attaches to it. Remove it (keeping its EFI variables) before starting ours.
   if (const std::string name = domain_name_in(xml); !name.empty()) {
     if (const DomainHandle leftover(virDomainLookupByName(connection_, name.c_str())); leftover) {

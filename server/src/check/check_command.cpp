@@ -1,4 +1,4 @@
-// `vmgate check`: the offline front-end of the admission pipeline (DESIGN.md §4.1).
+// `vmgate check`: the offline front-end of the admission pipeline (docs/webhook.md, "vmgate check command line").
 #include "vmgate/server/check_command.hpp"
 
 #include <chrono>

@@ -1,5 +1,5 @@
-// Rendering of `vmgate check` results: the JSON document of DESIGN.md §4.1, its YAML form,
-// and the kubectl-like text.
+// Rendering of `vmgate check` results: the JSON document and its YAML form (docs/webhook.md,
+// "vmgate check output"), and the kubectl-like text.
 #include "vmgate/server/check_command.hpp"
 
 // After json.hpp (through check_command.hpp): RapidJSON must see vmgate's RAPIDJSON_ASSERT.

@@ -280,7 +280,8 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
         "--kubeconfig: the Kubernetes API client is not part of this build yet; serve the cluster "
         "from manifest files with --objects DIR"};
   }
-  // The benchmark harness's contract (DESIGN.md §4.2): PORT, TLS_CERT, TLS_KEY.
+  // The benchmark harness's contract (docs/webhook.md, "Environment for the benchmark harness"): PORT,
+  // TLS_CERT, TLS_KEY.
   if (seen.count(Option::listen) == 0) {
     if (const char* port = environment ? environment("PORT") : nullptr; port != nullptr && *port != '\0') {
       const std::optional<std::uint16_t> number = parse_number<std::uint16_t>(port);

@@ -118,7 +118,8 @@ TEST(DefaultsVmiSpec, GuestMemoryIsKeptAndNeverWrittenBack) {
   const json::Document spec =
       defaulted(R"({"domain": {"memory": {"guest": "2Gi"}, "resources": {"limits": {"memory": "4Gi"}}}})");
   EXPECT_EQ(text(spec, "/domain/memory/guest"), "2Gi");
-  // requests.memory is never derived from memory.guest (reference §8.10).
+  // requests.memory is never derived from memory.guest; KubeVirt derives guest from requests, and
+  // only an instancetype's overcommitPercent writes requests.memory.
   EXPECT_EQ(text(spec, "/domain/resources/requests/memory"), "<absent>");
 }
 

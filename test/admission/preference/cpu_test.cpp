@@ -37,7 +37,8 @@ TEST(PreferenceCpu, AddsFeaturesListToExistingCpu) {
   EXPECT_TRUE(json_equals(spec, R"({"domain":{"cpu":{"sockets":2,"features":[{"name":"vmx"}]}}})"));
 }
 
-// KubeVirt dereferences a nil domain.cpu here (reference doc 1.2 CAVEAT); vmgate creates it.
+// KubeVirt's preferredCPUFeatures code dereferences a nil domain.cpu here (a VM with neither an
+// instancetype nor a cpu; the webhook request fails); vmgate creates it.
 TEST(PreferenceCpu, CreatesCpuWhenTheVmHasNone) {
   const json::Document spec = applied(R"({"cpu":{"preferredCPUFeatures":[{"name":"vmx","policy":"require"}]}})",
                                       R"({"domain":{"devices":{}}})");

@@ -1,4 +1,4 @@
-// Real boots under TCG through qemu:///embed (launcher-libvirt.md B.5): Debian's kernel from
+// Real boots under TCG through qemu:///embed (docs/launcher.md, "Boot tests"): Debian's kernel from
 // /boot and a busybox initramfs built here, booted by the real vmgate-launcher binary from a
 // VMI's firmware.kernelBoot. The guest's /init (test/fixtures/launcher/boot/init) prints markers
 // on the serial console, which the launcher logs to a file. Prerequisites missing: skipped, but
@@ -115,7 +115,7 @@ class BootTest : public ::testing::Test {
   [[nodiscard]] fs::path serial_log() const { return work() / "serial.log"; }
   [[nodiscard]] fs::path root() const { return work() / "embed"; }
 
-  // busybox, /init and the modules, as cpio newc + gzip (the recipe of B.5).
+  // busybox, /init and the modules, as cpio newc + gzip.
   void build_initramfs() {
     const fs::path tree = work() / "initramfs";
     for (const char* directory : {"bin", "proc", "sys", "dev", "lib/modules", "mnt"}) {
@@ -280,8 +280,8 @@ TEST_F(BootTest, BootsThroughEfi) {
   EXPECT_NE(read_or_empty(serial_log()).find("VMGATE-EFI secure boot disabled"), std::string::npos) << diagnostics();
 }
 
-// Secure Boot (OVMF's secboot build with Microsoft's keys enrolled, SMM on): launcher-libvirt.md
-// B.3 booted Debian's signed kernel this way.
+// Secure Boot (OVMF's secboot build with Microsoft's keys enrolled, SMM on) boots Debian's signed
+// kernel (docs/launcher.md, "Boot tests").
 TEST_F(BootTest, BootsWithSecureBoot) {
   auto launcher = start(
       write_vmi("poweroff", "      bootloader: {efi: {secureBoot: true}}\n", "", "", "    features: {smm: {}}\n"));
@@ -328,9 +328,9 @@ TEST_F(BootTest, ContainerDiskOverlayLeavesTheImageUnchanged) {
   EXPECT_NE(overlay.find("VMGATE-WRITTEN-BY-GUEST"), std::string::npos) << "the write is not in the overlay";
 }
 
-// A launcher killed with SIGKILL leaves QEMU running (no autodestroy in embed mode, B.4); the
-// next launcher in the same root removes that domain, boots its own, and still never leaves a
-// QEMU behind.
+// A launcher killed with SIGKILL leaves QEMU running (docs/launcher.md, "No autodestroy in embed
+// mode"); the next launcher in the same root removes that domain, boots its own, and still never
+// leaves a QEMU behind.
 TEST_F(BootTest, RestartedLauncherCleansUpTheDomainOfACrashedOne) {
   const fs::path vmi = write_vmi("hang");
   auto crashed = start(vmi, "first.err");

@@ -1,6 +1,6 @@
 // Every example VMI and every golden VMI converts and defines with VIR_DOMAIN_DEFINE_VALIDATE,
 // on the in-process test driver and on the embedded QEMU driver (which also checks
-// machine/SMM/firmware rules the test driver does not know: launcher-libvirt.md B.8).
+// machine/SMM/firmware rules the test driver does not know: docs/launcher.md, "Tests: define and validate").
 #include <gtest/gtest.h>
 
 #include <cstdlib>

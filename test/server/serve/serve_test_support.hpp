@@ -28,7 +28,7 @@
 
 namespace vmgate::testing {
 
-/// The name kube-apiserver verifies for a Service-referenced webhook (reference/ecosystem.md §1.3).
+/// The name kube-apiserver verifies for a Service-referenced webhook (docs/webhook.md, "TLS and the Service name").
 inline constexpr std::string_view service_name = "vmgate.vmgate-system.svc";
 
 /// A CA and serving certificates it issues, as files: ca.crt, and tls.crt/tls.key per issue().

@@ -1,8 +1,8 @@
 #pragma once
 // The pure VMI → libvirt domain XML converter: no libvirt calls, no I/O. Every file path comes
 // from the injected PodLayout, so tests and the launcher choose where disks, ISOs, logs live.
-// Follows KubeVirt pkg/virt-launcher/virtwrap/converter/converter.go (see launcher-libvirt.md
-// part A); fields it does not map are errors naming the field path, never dropped.
+// Follows KubeVirt pkg/virt-launcher/virtwrap/converter/converter.go (mapping table: docs/launcher.md,
+// "VMI to domain XML"); fields it does not map are errors naming the field path, never dropped.
 // Thread-safety: convert() shares no state.
 #include <string>
 
@@ -12,7 +12,7 @@
 
 namespace vmgate::launcher {
 
-/// OVMF files. Debian 12's names differ from KubeVirt's (launcher-libvirt.md A.1).
+/// OVMF files. Debian 12's names differ from KubeVirt's (docs/launcher.md, "OVMF file names on Debian 12").
 struct FirmwarePaths {
   std::string efi_code = "/usr/share/OVMF/OVMF_CODE_4M.fd";
   std::string efi_vars = "/usr/share/OVMF/OVMF_VARS_4M.fd";

@@ -1,6 +1,7 @@
 #pragma once
-// RAII for libvirt handles and the event loop the embedded QEMU driver needs
-// (launcher-libvirt.md B.4: "An event loop implementation must be registered").
+// RAII for libvirt handles and the event loop the embedded QEMU driver needs (without one,
+// virConnectOpen fails: "An event loop implementation must be registered"; docs/launcher.md,
+// "Event loop").
 // Errors are values carrying libvirt's own message.
 // Thread-safety: a Connection may be used from several threads (libvirt locks internally);
 // EventLoop owns its thread.
@@ -48,8 +49,8 @@ class EventLoop {
   std::thread thread_;
 };
 
-/// Writes `<root>/etc/qemu.conf` for the embedded driver as launcher-libvirt.md B.4/B.5 found
-/// necessary: root user (no 12 s capability re-probe), stdio_handler file (no virtlogd),
+/// Writes `<root>/etc/qemu.conf` for the embedded driver (docs/launcher.md, "qemu.conf" says why
+/// each line is needed): root user (no 12 s capability re-probe), stdio_handler file (no virtlogd),
 /// remember_owner 0, no mount namespace, no cgroups. Errors: the file cannot be written.
 Result<std::string> write_embed_qemu_conf(const std::string& root);
 

@@ -1,5 +1,5 @@
 #pragma once
-// Command line of `vmgate-launcher` (DESIGN.md §4.3). Parsing is pure; errors are values.
+// Command line of `vmgate-launcher` (docs/launcher.md, "Command line"). Parsing is pure; errors are values.
 #include <optional>
 #include <span>
 #include <string>

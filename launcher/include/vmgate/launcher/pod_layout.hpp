@@ -1,7 +1,7 @@
 #pragma once
 // Where the virt-launcher pod keeps the files a VMI's volumes and devices use. The converter
 // writes these paths into the domain XML and the volume preparation creates the files there,
-// so both take them from here. Defaults follow KubeVirt's pod layout (launcher-libvirt.md A.1).
+// so both take them from here. Defaults follow KubeVirt's pod layout (docs/launcher.md, "Pod layout").
 #include <cstddef>
 #include <set>
 #include <string>

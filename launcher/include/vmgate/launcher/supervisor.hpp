@@ -1,8 +1,9 @@
 #pragma once
-// Runs one domain for its whole life (DESIGN.md §4.3): create, wait until running, follow
-// lifecycle events; guest poweroff → 0; crash or QEMU death → 1 with one line why; a stop
-// request → ACPI shutdown re-sent every 5 s (an early press is lost: launcher-libvirt.md B.3),
-// destroy when the grace period ends. Follows KubeVirt pkg/virt-launcher/monitor.go and the
+// Runs one domain for its whole life (docs/launcher.md, "Exit status and supervision"): create,
+// wait until running, follow lifecycle events; guest poweroff → 0; crash or QEMU death → 1 with
+// one line why; a stop request → ACPI shutdown re-sent every 5 s (a press the guest is not yet
+// listening for is lost: docs/launcher.md, "ACPI shutdown and the grace period"), destroy when
+// the grace period ends. Follows KubeVirt pkg/virt-launcher/monitor.go and the
 // shutdown loop of pkg/virt-handler/vm.go.
 // Thread-safety: request_stop() may be called from any thread; run() from one thread once.
 #include <atomic>

@@ -16,7 +16,7 @@ namespace vmgate::launcher {
 Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& standard_input);
 
 /// `auto`: KVM only when /dev/kvm exists and the host module is kvm_intel or kvm_amd. Here
-/// /dev/kvm exists but the module is kvm_pvm, which hangs normal guests (launcher-libvirt.md B.7).
+/// /dev/kvm exists but the module is kvm_pvm, which hangs normal guests (docs/launcher.md, "Choosing KVM or TCG").
 bool use_software_emulation(Emulation emulation);
 
 }  // namespace vmgate::launcher

@@ -1,6 +1,6 @@
 #pragma once
 // The files a VMI's volumes need in the pod before its domain starts, computed without I/O
-// (launcher-libvirt.md A.1, "Volume sources"): a qcow2 overlay per containerDisk over the
+// (docs/launcher.md, "Volume preparation"): a qcow2 overlay per containerDisk over the
 // image the pod mounted, a qcow2 of the requested capacity per emptyDisk, one NoCloud ISO with
 // meta-data, user-data and network-config for cloudInitNoCloud, a sparse file for a hostDisk of
 // type DiskOrCreate, and the files a filesystem PVC must already provide. The paths are the

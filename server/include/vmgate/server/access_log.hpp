@@ -1,6 +1,6 @@
 #pragma once
 // vmgate serve's log: JSON lines in the Kubernetes JSON log shape (`ts` as Unix seconds with a
-// fraction, `level`, `msg`, then the event's keys; reference/ecosystem.md §5.2). One line per
+// fraction, `level`, `msg`, then the event's keys; docs/webhook.md, "Log lines"). One line per
 // admission with identifiers and the decision, never the object (it may carry secrets).
 #include <chrono>
 #include <initializer_list>

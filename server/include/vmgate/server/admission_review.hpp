@@ -1,10 +1,10 @@
 #pragma once
 // The AdmissionReview v1 codec of `vmgate serve`: request body in, HTTP answer out, with the
 // admission pipeline in between. Pure and transport-free: no sockets, clocks, files or logging;
-// the transport (server/) routes by path, enforces the body limit (8 MiB, DESIGN.md §4.2) and
-// logs the ReviewSummary.
+// the transport (server/) routes by path, enforces the body limit (8 MiB; docs/webhook.md,
+// "Timeouts and size limits") and logs the ReviewSummary.
 //
-// Wire contract (reference/ecosystem.md §1, kubernetes/apiserver
+// Wire contract (docs/webhook.md, "The answer vmgate sends"; kubernetes/apiserver
 // pkg/admission/plugin/webhook/request/admissionreview.go VerifyAdmissionResponse):
 //   * a usable review is always answered HTTP 200 with an admission.k8s.io/v1 AdmissionReview
 //     whose response.uid echoes request.uid; a denial is `allowed: false` plus a Status, so it
@@ -13,7 +13,7 @@
 //     from a mutating endpoint and only when the patch is not empty;
 //   * a body that is not a usable AdmissionReview (no uid to echo) gets HTTP 400 with a
 //     `Status` body; an exception out of the pipeline (a vmgate bug) gets HTTP 500, so the
-//     webhook's failurePolicy decides (reference/ecosystem.md §1.4).
+//     webhook's failurePolicy decides (docs/webhook.md, "How the apiserver treats the answer").
 #include <functional>
 #include <optional>
 #include <string>
@@ -26,7 +26,7 @@
 
 namespace vmgate::webhook {
 
-/// The four admission endpoints (DESIGN.md §3).
+/// The four admission endpoints (docs/webhook.md, "Endpoints").
 enum class Endpoint { vm_mutate, vm_validate, vmi_mutate, vmi_validate };
 
 /// The endpoint served at an HTTP request-target; the query string ("?timeout=10s") is ignored.

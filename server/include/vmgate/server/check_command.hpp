@@ -1,6 +1,6 @@
 #pragma once
 // `vmgate check`: loads the cluster and the objects, runs the admission pipeline on each
-// VirtualMachine and VirtualMachineInstance, and reports (DESIGN.md §4.1).
+// VirtualMachine and VirtualMachineInstance, and reports (docs/webhook.md, "vmgate check command line").
 // Thread-safety: run_check reads files and `standard_input`; otherwise no shared state.
 #include <istream>
 #include <memory>

@@ -1,5 +1,5 @@
 #pragma once
-// The command line of `vmgate check` (DESIGN.md §4.1). Pure; thread-safe.
+// The command line of `vmgate check` (docs/webhook.md, "vmgate check command line"). Pure; thread-safe.
 #include <span>
 #include <string>
 #include <string_view>

@@ -1,7 +1,7 @@
 #pragma once
 // The webhook's Prometheus metrics (text exposition format 0.0.4), named to sit beside
 // kube-apiserver's apiserver_admission_webhook_* and controller-runtime's
-// controller_runtime_webhook_* (reference/ecosystem.md §5.1). Labels are bounded: no
+// controller_runtime_webhook_* (docs/webhook.md, "Metrics"). Labels are bounded: no
 // namespace, name or uid. Clock-free: callers pass durations and timestamps.
 // Thread-safety: every member function may be called from any thread concurrently.
 #include <array>

@@ -1,6 +1,6 @@
 #pragma once
 // `vmgate serve`: wires options, certificates, cluster objects, metrics and the log into the
-// server and runs it until SIGTERM/SIGINT has drained it (DESIGN.md §4.2).
+// server and runs it until SIGTERM/SIGINT has drained it (docs/webhook.md, "vmgate serve command line").
 #include <ostream>
 #include <span>
 #include <string_view>

@@ -1,5 +1,5 @@
 #pragma once
-// The command line of `vmgate serve` (DESIGN.md §4.2). Pure; thread-safe.
+// The command line of `vmgate serve` (docs/webhook.md, "vmgate serve command line"). Pure; thread-safe.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 // The transport of `vmgate serve`: the HTTPS admission listener and the plain-HTTP health and
-// metrics listener, on Boost.Beast/Asio with OpenSSL (DESIGN.md §4.2). Every connection has a
+// metrics listener, on Boost.Beast/Asio with OpenSSL (docs/webhook.md). Every connection has a
 // strand, a TLS handshake timeout, an idle timeout between requests, a header timeout from the
 // first byte, a body deadline (the body timeout or ?timeout=, whichever is sooner), a header
 // limit (431) and a body limit (413). Admission runs on the connection's strand: it is

@@ -1,8 +1,9 @@
 #pragma once
 // What `vmgate serve` re-reads while it runs: the serving certificate and the cluster objects.
 // Each is an immutable snapshot behind a shared_ptr, swapped whole when the files change, so a
-// request or connection keeps the snapshot it started with (STYLE.md 6). A failed reload keeps
-// the previous snapshot: a half-written Secret update never takes the webhook down.
+// request or connection keeps the snapshot it started with (docs/webhook.md, "Reloading
+// certificates and objects"). A failed reload keeps the previous snapshot: a half-written Secret
+// update never takes the webhook down.
 // Thread-safety: current() may be called from any thread at any time; load() and poll() from one
 // thread at a time (the server's watch timer).
 #include <memory>
