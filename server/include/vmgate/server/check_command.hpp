@@ -31,11 +31,14 @@ struct CheckRun {
 };
 
 /// Runs the check that `options` describe (options.help must be false).
+/// A kubevirt.io VirtualMachine or VirtualMachineInstance of a version kube-apiserver does not
+/// serve (any but v1 and v1alpha3) is not judged: its result is a 404 NotFound that names the
+/// kind and apiVersion, as kubectl words it.
 /// Errors (exit status 2): unreadable or malformed input (the message names the file, and line
 /// and column for syntax errors); an --objects object the cluster store refuses (named by
 /// source); no VirtualMachine or VirtualMachineInstance in the -f inputs; an --old input that
-/// is not exactly one kubevirt.io VirtualMachine or VirtualMachineInstance; with --old, a -f
-/// object without an old object of the same kind, namespace and name.
+/// is not exactly one served kubevirt.io VirtualMachine or VirtualMachineInstance; with --old,
+/// a -f object without an old object of the same kind, namespace and name.
 Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_input);
 
 /// 0 when every result is admitted, 1 when one is denied.
