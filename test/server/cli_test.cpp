@@ -190,6 +190,45 @@ TEST(Cli, AnUnservedVersionIsNotJudged) {
       << update.err;
 }
 
+// kubectl apply -f DIR applies every file it can read and names the others; so does check,
+// with exit status 2.
+TEST(Cli, AnUnusableFileDoesNotStopTheOthers) {
+  const testing::TempDir dir;
+  dir.write("a.yaml", "apiVersion: kubevirt.io/v1" + std::string(vmi_body));
+  const std::string bad = dir.write("b.yaml", "apiVersion: kubevirt.io/v1\nkind: [\n");
+  dir.write("c.yaml", "apiVersion: kubevirt.io/v1" + std::string(vmi_body.substr(0, vmi_body.find("    resources"))));
+  for (const std::string format : {"text", "json", "yaml"}) {
+    const Ran ran = vmgate({"check", "-f", dir.path().string(), "-o", format});
+    EXPECT_EQ(ran.status, 2) << format;
+    EXPECT_EQ(ran.err.rfind("error: " + bad + ":", 0), 0U) << ran.err;
+    EXPECT_EQ(ran.err.find('\n'), ran.err.size() - 1) << "one line: " << ran.err;
+    if (format == "text") {
+      EXPECT_NE(ran.out.find("a.yaml#0] admitted"), std::string::npos) << ran.out;
+      EXPECT_NE(ran.out.find("c.yaml#0] denied"), std::string::npos) << ran.out;
+      continue;
+    }
+    auto documents = yaml_to_json(ran.out);  // JSON is YAML too
+    ASSERT_TRUE(documents.ok()) << documents.error().message;
+    ASSERT_EQ(documents->size(), 1U);
+    const json::Value& results = (*(*documents)[0].document)["results"];
+    ASSERT_EQ(results.Size(), 2U) << ran.out.substr(0, 300);
+    EXPECT_EQ(json::find_string(results[0], "source"), (dir.path() / "a.yaml").string() + "#0");
+    EXPECT_EQ(json::find_string(results[1], "source"), (dir.path() / "c.yaml").string() + "#0");
+  }
+
+  // Nothing usable left: the errors only, nothing on stdout.
+  const testing::TempDir only_bad;
+  const std::string first = only_bad.write("a.yaml", "kind: [\n");
+  const std::string second = only_bad.write("b.json", "{");
+  only_bad.write("c.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n");
+  const Ran none = vmgate({"check", "-f", only_bad.path().string(), "-o", "json"});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_TRUE(none.out.empty()) << none.out;
+  EXPECT_NE(none.err.find("error: " + first + ":"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("error: " + second + ":"), std::string::npos) << none.err;
+  EXPECT_EQ(none.err.find("no VirtualMachine or VirtualMachineInstance found"), std::string::npos) << none.err;
+}
+
 TEST(Cli, NotesGoToStderr) {
   const Ran ran = vmgate({"check", "-f", fixtures + "vmi.yaml", "--objects", fixtures + "cluster"});
   EXPECT_EQ(ran.status, 0) << ran.err;

@@ -108,12 +108,15 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
   const admission::ObjectStore& store = cluster->store;
   run.notes = std::move(cluster->notes);
 
-  Result<std::vector<ManifestObject>> inputs = load_manifests(options.files, standard_input);
+  Result<LoadedManifests> inputs = load_manifests_keep_going(options.files, standard_input);
   if (!inputs) {
     return inputs.error();
   }
+  for (const Error& error : inputs->unusable) {
+    run.unusable.push_back(error.message);
+  }
   std::vector<Target> targets;
-  for (const ManifestObject& object : *inputs) {
+  for (const ManifestObject& object : inputs->objects) {
     if (std::optional<Resource> resource = checked_resource(object.object())) {
       targets.push_back(make_target(object, *resource, options.namespace_name));
     } else {
@@ -121,6 +124,9 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
     }
   }
   if (targets.empty()) {
+    if (!run.unusable.empty()) {
+      return run;  // the unusable files are what there is to report
+    }
     return Error{"no VirtualMachine or VirtualMachineInstance found in " + join(options.files)};
   }
 
@@ -195,6 +201,10 @@ int exit_status(const std::vector<CheckResult>& results) {
     }
   }
   return 0;
+}
+
+int exit_status(const CheckRun& run) {
+  return run.unusable.empty() ? exit_status(run.results) : 2;
 }
 
 }  // namespace vmgate::cli
