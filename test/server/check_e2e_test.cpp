@@ -2,6 +2,7 @@
 // test/fixtures/check/, the way CI and the acceptance runner call it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -152,7 +153,6 @@ TEST(CheckBinary, VmiCreateRecordsThePendingTransitionTime) {
 TEST(CheckBinary, UnusableInputExitsTwoWithEmptyStdout) {
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"check", "-f", fixtures + "broken.yaml", "-o", "json"},
-                                             {"check", "-f", fixtures},  // the directory holds broken.yaml
                                              {"check", "-f", fixtures + "only-configmap.yaml", "-o", "json"},
                                              {"check", "-f", fixtures + "vm.yaml", "--kubeconfig", "/dev/null"},
                                              {"check", "-f", fixtures + "vm.yaml", "--operation", "UPDATE"},
@@ -163,6 +163,32 @@ TEST(CheckBinary, UnusableInputExitsTwoWithEmptyStdout) {
     EXPECT_TRUE(run.out.empty()) << run.out;
     EXPECT_FALSE(run.err.empty());
   }
+}
+
+// As `kubectl apply -f DIR` applies every file it can read: the fixtures directory holds
+// broken.yaml and duplicate-key.yaml beside usable manifests.
+TEST(CheckBinary, AnUnusableFileInADirectoryDoesNotStopTheOthers) {
+  const ProcessResult run = vmgate({"check", "-f", fixtures, "--objects", fixtures + "cluster", "-o", "json"});
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_NE(run.err.find("error: " + fixtures + "broken.yaml:6:5: "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("error: " + fixtures + "duplicate-key.yaml:5:3: duplicate key \"name\""), std::string::npos)
+      << run.err;
+  const json::Document report = parse_report(run);
+  const json::Value* results = json::find_array(report, "results");
+  ASSERT_NE(results, nullptr) << run.out.substr(0, 500);
+  std::vector<std::string> sources;
+  for (const json::Value& result : results->GetArray()) {
+    sources.emplace_back(json::find_string(result, "source"));
+  }
+  for (const std::string wanted : {"vm.yaml#0", "vm-conflict.yaml#0", "vmi.yaml#1", "vmi-no-memory.json#0"}) {
+    EXPECT_NE(std::find(sources.begin(), sources.end(), fixtures + wanted), sources.end()) << wanted;
+  }
+
+  const ProcessResult text = vmgate({"check", "-f", fixtures, "--objects", fixtures + "cluster"});
+  EXPECT_EQ(text.status, 2) << text.err;
+  EXPECT_NE(text.out.find("virtualmachineinstance.kubevirt.io/vmi1 [default, " + fixtures + "vmi.yaml#1] admitted"),
+            std::string::npos)
+      << text.out;
 }
 
 TEST(CheckBinary, SyntaxErrorNamesFileLineAndColumn) {

@@ -135,6 +135,100 @@ INSTANTIATE_TEST_SUITE_P(
         ArgumentError{{"-f", "@vm-updated.yaml", "-f", "@vmi.yaml", "--operation", "UPDATE", "--old", "@vm.yaml"},
                       "(VirtualMachineInstance default/vmi1)"}));
 
+constexpr std::string_view vmi_body = R"(
+kind: VirtualMachineInstance
+metadata:
+  name: vmi1
+spec:
+  domain:
+    devices: {}
+    resources:
+      requests:
+        memory: 512Mi
+)";
+
+// kube-apiserver serves KubeVirt's kinds at v1 and v1alpha3 only (register.go
+// ApiSupportedVersions); kubectl refuses any other version before a webhook could judge it.
+TEST(Cli, AnUnservedVersionIsNotJudged) {
+  const testing::TempDir dir;
+  const std::string file = dir.write("old.yaml", "apiVersion: kubevirt.io/v1alpha2" + std::string(vmi_body) +
+                                                     "---\napiVersion: kubevirt.io/v1alpha3" + std::string(vmi_body) +
+                                                     "---\napiVersion: kubevirt.io/v1" + std::string(vmi_body));
+  const Ran ran = vmgate({"check", "-f", file, "-o", "json"});
+  EXPECT_EQ(ran.status, 1) << ran.err;
+  auto report = json::parse_json(ran.out);
+  ASSERT_TRUE(report.ok()) << ran.out;
+  const json::Value& results = (*report)["results"];
+  ASSERT_EQ(results.Size(), 3U);
+  const json::Value& unserved = results[0];
+  EXPECT_EQ(json::find_string(unserved, "source"), file + "#0");
+  EXPECT_FALSE(unserved["allowed"].GetBool());
+  EXPECT_EQ(unserved["code"].GetInt(), 404);
+  EXPECT_EQ(json::find_string(unserved, "reason"), "NotFound");
+  EXPECT_EQ(json::find_string(unserved, "message"),
+            R"(no matches for kind "VirtualMachineInstance" in version "kubevirt.io/v1alpha2")");
+  EXPECT_EQ(unserved["causes"].Size(), 0U);
+  EXPECT_TRUE(unserved["admitted"].IsNull());
+  EXPECT_TRUE(results[1]["allowed"].GetBool()) << json::find_string(results[1], "message");  // v1alpha3
+  EXPECT_TRUE(results[2]["allowed"].GetBool()) << json::find_string(results[2], "message");  // v1
+
+  const Ran text = vmgate({"check", "-f", file});
+  EXPECT_NE(
+      text.out.find("virtualmachineinstance.kubevirt.io/vmi1 [default, " + file +
+                    R"(#0] denied: no matches for kind "VirtualMachineInstance" in version "kubevirt.io/v1alpha2")"),
+      std::string::npos)
+      << text.out;
+
+  const std::string current = dir.write("vmi.yaml", "apiVersion: kubevirt.io/v1" + std::string(vmi_body));
+  const std::string old = dir.write("vmi-v1alpha1.yaml", "apiVersion: kubevirt.io/v1alpha1" + std::string(vmi_body));
+  const Ran update = vmgate({"check", "-f", current, "--operation", "UPDATE", "--old", old});
+  EXPECT_EQ(update.status, 2);
+  EXPECT_TRUE(update.out.empty()) << update.out;
+  EXPECT_NE(update.err.find(old + "#0: no matches for kind \"VirtualMachineInstance\" in version "
+                                  "\"kubevirt.io/v1alpha1\""),
+            std::string::npos)
+      << update.err;
+}
+
+// kubectl apply -f DIR applies every file it can read and names the others; so does check,
+// with exit status 2.
+TEST(Cli, AnUnusableFileDoesNotStopTheOthers) {
+  const testing::TempDir dir;
+  dir.write("a.yaml", "apiVersion: kubevirt.io/v1" + std::string(vmi_body));
+  const std::string bad = dir.write("b.yaml", "apiVersion: kubevirt.io/v1\nkind: [\n");
+  dir.write("c.yaml", "apiVersion: kubevirt.io/v1" + std::string(vmi_body.substr(0, vmi_body.find("    resources"))));
+  for (const std::string format : {"text", "json", "yaml"}) {
+    const Ran ran = vmgate({"check", "-f", dir.path().string(), "-o", format});
+    EXPECT_EQ(ran.status, 2) << format;
+    EXPECT_EQ(ran.err.rfind("error: " + bad + ":", 0), 0U) << ran.err;
+    EXPECT_EQ(ran.err.find('\n'), ran.err.size() - 1) << "one line: " << ran.err;
+    if (format == "text") {
+      EXPECT_NE(ran.out.find("a.yaml#0] admitted"), std::string::npos) << ran.out;
+      EXPECT_NE(ran.out.find("c.yaml#0] denied"), std::string::npos) << ran.out;
+      continue;
+    }
+    auto documents = kube::yaml_to_json(ran.out);  // JSON is YAML too
+    ASSERT_TRUE(documents.ok()) << documents.error().message;
+    ASSERT_EQ(documents->size(), 1U);
+    const json::Value& results = (*(*documents)[0].document)["results"];
+    ASSERT_EQ(results.Size(), 2U) << ran.out.substr(0, 300);
+    EXPECT_EQ(json::find_string(results[0], "source"), (dir.path() / "a.yaml").string() + "#0");
+    EXPECT_EQ(json::find_string(results[1], "source"), (dir.path() / "c.yaml").string() + "#0");
+  }
+
+  // Nothing usable left: the errors only, nothing on stdout.
+  const testing::TempDir only_bad;
+  const std::string first = only_bad.write("a.yaml", "kind: [\n");
+  const std::string second = only_bad.write("b.json", "{");
+  only_bad.write("c.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n");
+  const Ran none = vmgate({"check", "-f", only_bad.path().string(), "-o", "json"});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_TRUE(none.out.empty()) << none.out;
+  EXPECT_NE(none.err.find("error: " + first + ":"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("error: " + second + ":"), std::string::npos) << none.err;
+  EXPECT_EQ(none.err.find("no VirtualMachine or VirtualMachineInstance found"), std::string::npos) << none.err;
+}
+
 TEST(Cli, NotesGoToStderr) {
   const Ran ran = vmgate({"check", "-f", fixtures + "vmi.yaml", "--objects", fixtures + "cluster"});
   EXPECT_EQ(ran.status, 0) << ran.err;

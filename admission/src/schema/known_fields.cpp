@@ -22,6 +22,16 @@ constexpr std::string_view known_fields_text =
   throw std::logic_error("vmgate embedded known-fields tree: " + what);
 }
 
+// A required member is missing when absent or null: kube-apiserver deletes a null that the
+// CRD's structural schema does not mark nullable before any webhook runs
+// (apiextensions-apiserver pkg/apiserver/schema/defaulting/prunenulls.go
+// PruneNonNullableNullsWithoutDefaults), and KubeVirt's CRDs mark none of the required members
+// nullable; so KubeVirt's check reports `devices: null` as "... in body is required".
+bool missing(const json::Value& object, std::string_view name) {
+  const json::Value* member = json::find(object, name);
+  return member == nullptr || member->IsNull();
+}
+
 }  // namespace
 
 // What a property holds (see tools/gen-known-fields): nothing to check below it, an object of
@@ -124,7 +134,7 @@ struct KnownFields::Tree {
         }
       }
       for (const std::string_view name : definition.required) {
-        if (json::find(value, name) == nullptr) {
+        if (missing(value, name)) {
           const std::string at = path_with(name);
           errors_.push_back({CauseType::field_value_required, at, at + " in body is required"});
         }
@@ -251,7 +261,7 @@ ErrorList KnownFields::check(KnownFieldsKind kind, const json::Value& object) co
     }
   }
   const json::Value* spec = json::find(object, "spec");
-  if (spec == nullptr) {
+  if (missing(object, "spec")) {
     errors.push_back({CauseType::field_value_required, "spec", "spec in body is required"});
     return errors;
   }

@@ -362,7 +362,17 @@ class Translator {
       return;
     }
     const std::string subject = at.path.str().empty() ? "body" : at.path.str() + " in body";
-    if (description == "Value type not permitted by 'type' constraint.") {
+    constexpr std::string_view type_error = "Value type not permitted by 'type' constraint.";
+    if (description == type_error && at.value != nullptr && at.value->IsNull() && !at.order.empty()) {
+      // Every optional member admits null, so this is a required one. kube-apiserver deletes
+      // such a null before any webhook runs (apiextensions-apiserver defaulting/prunenulls.go
+      // PruneNonNullableNullsWithoutDefaults): KubeVirt finds the member missing.
+      at.order.back() = std::numeric_limits<std::size_t>::max();  // where a missing one sorts
+      std::string message = at.path.str() + " in body is required";
+      record(std::move(at), priority_required, CauseType::field_value_required, std::move(message));
+      return;
+    }
+    if (description == type_error) {
       std::string message = subject + " must be of type " + expected_types(at.schema) + ": \"" +
                             std::string(at.value != nullptr ? actual_type(*at.value) : "null") + "\"";
       record(std::move(at), priority_type, CauseType::field_value_invalid, std::move(message));

@@ -30,9 +30,11 @@ void validate_cloud_init(const json::Value& source, std::string_view type, const
     std::string_view base64_key;
     std::string_view secret_hint;
   };
+  // The JSON keys of schema.go CloudInitNoCloudSource / CloudInitConfigDriveSource: the user
+  // data Secret is `secretRef` (UserDataSecretRef's json tag), the network data Secret
+  // `networkDataSecretRef`.
   const std::array<Data, 2> kinds{{
-      {"userDataSecretRef", "userDataBase64", "userData", "userdata", "userdatasource", "userDataBase64",
-       "UserDataSecretRef"},
+      {"secretRef", "userDataBase64", "userData", "userdata", "userdatasource", "userDataBase64", "UserDataSecretRef"},
       {"networkDataSecretRef", "networkDataBase64", "networkData", "networkdata", "networkdata source",
        "networkDataBase64", "NetworkDataSecretRef"},
   }};

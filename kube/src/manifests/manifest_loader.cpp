@@ -229,29 +229,26 @@ Result<std::vector<fs::path>> manifest_files(const fs::path& directory) {
   return files;
 }
 
-Result<std::vector<ManifestObject>> load_manifests(const std::vector<std::string>& inputs, std::istream& standard_input,
-                                                   const LoadLimits& limits) {
-  std::vector<ManifestObject> all;
-  auto append = [&all](Result<std::vector<ManifestObject>>&& loaded) -> Result<bool> {
-    if (!loaded) {
-      return loaded.error();
+Result<LoadedManifests> load_manifests_keep_going(const std::vector<std::string>& inputs, std::istream& standard_input,
+                                                  const LoadLimits& limits) {
+  LoadedManifests loaded;
+  auto append = [&loaded](Result<std::vector<ManifestObject>>&& objects) {
+    if (!objects) {
+      loaded.unusable.push_back(objects.error());
+      return;
     }
-    for (ManifestObject& object : loaded.value()) {
-      all.push_back(std::move(object));
+    for (ManifestObject& object : objects.value()) {
+      loaded.objects.push_back(std::move(object));
     }
-    return true;
   };
   for (const std::string& input : inputs) {
     if (input == "-") {
       Result<std::string> text = read_stream(standard_input, "-", limits.max_input_bytes);
-      if (!text) {
-        return text.error();
-      }
-      if (Result<bool> ok = append(parse_manifests(*text, "-", limits)); !ok) {
-        return ok.error();
-      }
+      append(text ? parse_manifests(*text, "-", limits) : Result<std::vector<ManifestObject>>(text.error()));
       continue;
     }
+    // kubectl's builder refuses a path that does not exist before it reads anything
+    // (resource.Builder.FilenameParam: "the path ... does not exist"), and so does this.
     const fs::path path(input);
     std::error_code error;
     const fs::file_status status = fs::status(path, error);
@@ -267,17 +264,25 @@ Result<std::vector<ManifestObject>> load_manifests(const std::vector<std::string
         return files.error();
       }
       for (const fs::path& file : *files) {
-        if (Result<bool> ok = append(load_file(file, limits)); !ok) {
-          return ok.error();
-        }
+        append(load_file(file, limits));
       }
       continue;
     }
-    if (Result<bool> ok = append(load_file(path, limits)); !ok) {
-      return ok.error();
-    }
+    append(load_file(path, limits));
   }
-  return all;
+  return loaded;
+}
+
+Result<std::vector<ManifestObject>> load_manifests(const std::vector<std::string>& inputs, std::istream& standard_input,
+                                                   const LoadLimits& limits) {
+  Result<LoadedManifests> loaded = load_manifests_keep_going(inputs, standard_input, limits);
+  if (!loaded) {
+    return loaded.error();
+  }
+  if (!loaded->unusable.empty()) {
+    return loaded->unusable.front();
+  }
+  return std::move(loaded->objects);
 }
 
 }  // namespace vmgate::kube

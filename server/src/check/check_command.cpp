@@ -18,7 +18,8 @@ namespace {
 
 using admission::Resource;
 
-// kubevirt.io VirtualMachine / VirtualMachineInstance, any version (v1, v1alpha3).
+// kubevirt.io VirtualMachine / VirtualMachineInstance, of any version (served_version tells
+// whether kube-apiserver would take it).
 std::optional<Resource> checked_resource(const json::Value& object) {
   const std::string_view api_version = json::find_string(object, "apiVersion");
   const std::size_t slash = api_version.find('/');
@@ -33,6 +34,27 @@ std::optional<Resource> checked_resource(const json::Value& object) {
     return Resource::virtual_machine_instance;
   }
   return std::nullopt;
+}
+
+// The versions KubeVirt's CustomResourceDefinitions serve (staging/src/kubevirt.io/api/core/v1/
+// register.go ApiSupportedVersions: v1 and the deprecated v1alpha3). kube-apiserver answers 404
+// for any other before a webhook sees the object, and kubectl stops at its REST mapping
+// (v1alpha1 and v1alpha2 manifests of old KubeVirt releases are still found in blog posts).
+bool served_version(const json::Value& object) {
+  const std::string_view api_version = json::find_string(object, "apiVersion");
+  return api_version == "kubevirt.io/v1" || api_version == "kubevirt.io/v1alpha3";
+}
+
+// kubectl's words for a kind no served version matches (apimachinery pkg/api/meta/errors.go
+// NoKindMatchError), as the verdict of kube-apiserver's 404.
+admission::Outcome not_served(const json::Value& object) {
+  admission::Outcome outcome;
+  outcome.verdict.allowed = false;
+  outcome.verdict.code = 404;
+  outcome.verdict.reason = "NotFound";
+  outcome.verdict.message = "no matches for kind \"" + std::string(json::find_string(object, "kind")) +
+                            "\" in version \"" + std::string(json::find_string(object, "apiVersion")) + "\"";
+  return outcome;
 }
 
 std::string namespace_of(const json::Value& object, const std::string& fallback) {
@@ -87,12 +109,15 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
   const admission::ObjectStore& store = cluster->store;
   run.notes = std::move(cluster->notes);
 
-  Result<std::vector<kube::ManifestObject>> inputs = kube::load_manifests(options.files, standard_input);
+  Result<kube::LoadedManifests> inputs = kube::load_manifests_keep_going(options.files, standard_input);
   if (!inputs) {
     return inputs.error();
   }
+  for (const Error& error : inputs->unusable) {
+    run.unusable.push_back(error.message);
+  }
   std::vector<Target> targets;
-  for (const kube::ManifestObject& object : *inputs) {
+  for (const kube::ManifestObject& object : inputs->objects) {
     if (std::optional<Resource> resource = checked_resource(object.object())) {
       targets.push_back(make_target(object, *resource, options.namespace_name));
     } else {
@@ -100,6 +125,9 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
     }
   }
   if (targets.empty()) {
+    if (!run.unusable.empty()) {
+      return run;  // the unusable files are what there is to report
+    }
     return Error{"no VirtualMachine or VirtualMachineInstance found in " + join(options.files)};
   }
 
@@ -119,6 +147,10 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
     if (!resource) {
       return Error{"--old " + options.old_file + ": " + old_objects.front().source +
                    " is not a kubevirt.io VirtualMachine or VirtualMachineInstance"};
+    }
+    if (!served_version(old_objects.front().object())) {
+      return Error{"--old " + options.old_file + ": " + old_objects.front().source + ": " +
+                   not_served(old_objects.front().object()).verdict.message};
     }
     old = make_target(old_objects.front(), *resource, options.namespace_name);
     std::vector<std::string> unmatched;
@@ -145,6 +177,11 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
   }
   const std::string now = webhook::metav1_time(fixed.value_or(std::chrono::system_clock::now()));
   for (const Target& target : targets) {
+    if (!served_version(target.object->object())) {
+      run.results.push_back(CheckResult{target.object->source, target.resource, target.kind, target.namespace_name,
+                                        target.name, not_served(target.object->object())});
+      continue;
+    }
     admission::Request request;
     request.now = now;
     request.resource = target.resource;
@@ -165,6 +202,10 @@ int exit_status(const std::vector<CheckResult>& results) {
     }
   }
   return 0;
+}
+
+int exit_status(const CheckRun& run) {
+  return run.unusable.empty() ? exit_status(run.results) : 2;
 }
 
 }  // namespace vmgate::cli

@@ -76,7 +76,9 @@ Options:
   -h, --help                 print this help.
 
 Exit status: 0 every object admitted, 1 at least one denied, 2 unusable input or arguments
-(nothing is printed on stdout then).
+(nothing is printed on stdout then, except that a -f file that cannot be read or parsed is
+named on stderr while the other files' objects are still judged and printed, as
+`kubectl apply -f DIR` applies them).
 )";
 }
 

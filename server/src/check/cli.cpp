@@ -45,6 +45,14 @@ int check(std::span<const std::string_view> args, const Console& console) {
   for (const std::string& note : run->notes) {
     console.err << "note: " << note << '\n';
   }
+  // An unusable file is reported and the others judged, as `kubectl apply -f DIR` applies
+  // them; the exit status stays 2. With nothing judged, stdout stays empty.
+  for (const std::string& unusable : run->unusable) {
+    console.err << "error: " << unusable << '\n';
+  }
+  if (run->results.empty()) {
+    return exit_status(*run);
+  }
   // Everything is rendered before anything is written, so that a failure leaves stdout empty.
   std::string rendered;
   switch (options->output) {
@@ -65,7 +73,7 @@ int check(std::span<const std::string_view> args, const Console& console) {
   }
   console.out << rendered;
   console.out.flush();
-  return exit_status(run->results);
+  return exit_status(*run);
 }
 
 int dispatch(std::span<const std::string_view> args, const Console& console) {

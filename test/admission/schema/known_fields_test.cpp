@@ -76,5 +76,26 @@ TEST(KnownFields, TopLevelMembersAndAMissingSpec) {
             (Messages{".Spec in body is a forbidden property", "spec in body is required"}));
 }
 
+// kube-apiserver drops a null member the CRD schema does not mark nullable before any webhook
+// runs (apiextensions-apiserver PruneNonNullableNullsWithoutDefaults), so KubeVirt's check
+// finds a required member given as null missing.
+TEST(KnownFields, ARequiredMemberGivenAsNullIsMissing) {
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance,
+                     R"({"spec": {"domain": {"devices": null, "memory": {"guest": "1Gi"}}}})"),
+            Messages{"spec.domain.devices in body is required"});
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance, R"({"spec": {"domain": null}})"),
+            Messages{"spec.domain in body is required"});
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine, R"({"spec": {"template": null}})"),
+            Messages{"spec.template in body is required"});
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine, R"({"spec": null})"), Messages{"spec in body is required"});
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance,
+                     R"({"spec": {"domain": {"devices": {"disks": [{"name": null}]}}}})"),
+            Messages{"spec.domain.devices.disks[0].name in body is required"});
+  // An optional member given as null is simply unset.
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance,
+                     R"({"spec": {"domain": {"devices": {"disks": null}, "cpu": null}, "volumes": null}})"),
+            Messages{});
+}
+
 }  // namespace
 }  // namespace vmgate::admission

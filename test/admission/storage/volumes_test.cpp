@@ -50,6 +50,25 @@ TEST(ValidationVolumes, CloudInitData) {
   EXPECT_EQ(check(R"([{"name": "c", "cloudInitNoCloud": {"networkDataSecretRef": {"name": "s"}}}])"), "");
 }
 
+// schema.go: the user data Secret of both cloud-init sources is `secretRef` (UserDataSecretRef's
+// json tag), the network data one `networkDataSecretRef`.
+TEST(ValidationVolumes, CloudInitSecretRefs) {
+  EXPECT_EQ(check(R"([{"name": "c", "cloudInitNoCloud": {"secretRef": {"name": "s"}}}])"), "");
+  EXPECT_EQ(check(R"([{"name": "c", "cloudInitConfigDrive": {"secretRef": {"name": "s"}}}])"), "");
+  EXPECT_EQ(check(R"([{"name": "c", "cloudInitConfigDrive": {"networkDataSecretRef": {"name": "s"}}}])"), "");
+  EXPECT_EQ(check(R"([{"name": "c", "cloudInitNoCloud": {"secretRef": {"name": "s"}, "userData": "x"}}])"),
+            "FieldValueInvalid spec.volumes[0].cloudInitNoCloud: spec.volumes[0].cloudInitNoCloud must have only one "
+            "userdatasource set.\n");
+  // A reference without a name is no source (validateVolumes checks Name != "").
+  EXPECT_EQ(check(R"([{"name": "c", "cloudInitConfigDrive": {"secretRef": {}}}])"),
+            "FieldValueInvalid spec.volumes[0].cloudInitConfigDrive: spec.volumes[0].cloudInitConfigDrive must have "
+            "at least one userdatasource or one networkdatasource set.\n");
+  // The Go field's name is not a JSON key: it names no source.
+  EXPECT_EQ(check(R"([{"name": "c", "cloudInitNoCloud": {"userDataSecretRef": {"name": "s"}}}])"),
+            "FieldValueInvalid spec.volumes[0].cloudInitNoCloud: spec.volumes[0].cloudInitNoCloud must have at least "
+            "one userdatasource or one networkdatasource set.\n");
+}
+
 TEST(ValidationVolumes, SourcesThatNeedANameOrAGate) {
   EXPECT_EQ(
       check(R"([{"name": "s", "secret": {}}, {"name": "m", "configMap": {}}, {"name": "a", "serviceAccount": {}}])"),

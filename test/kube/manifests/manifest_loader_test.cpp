@@ -197,6 +197,50 @@ TEST(LoadManifests, ErrorsNameTheFileInADirectory) {
             "error: " + bad + ":2:1: duplicate key \"kind\"");
 }
 
+// kubectl apply -f DIR applies the files it can read and reports the others; so does
+// load_manifests_keep_going. load_manifests itself still stops at the first.
+TEST(LoadManifests, KeepGoingPastUnusableFiles) {
+  TempDir dir;
+  dir.write("a.yaml", "kind: A\n");
+  const std::string bad = dir.write("b.yaml", "kind: B\nkind: C\n");
+  dir.write("c.json", R"({"kind": "C"})");
+  const std::string not_objects = dir.write("d.yaml", "- 1\n");
+  const std::string big = dir.write("e.yaml", "data: " + std::string(2000, 'x') + "\n");
+  dir.write("f.yaml", "kind: F\n");
+  std::istringstream stdin_text("kind: [\n");
+  LoadLimits limits;
+  limits.max_input_bytes = 1000;
+  auto loaded = load_manifests_keep_going({dir.path().string(), "-"}, stdin_text, limits);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  std::vector<std::string> sources;
+  for (const ManifestObject& object : loaded->objects) {
+    sources.push_back(object.source.substr(dir.path().string().size() + 1));
+  }
+  EXPECT_EQ(sources, (std::vector<std::string>{"a.yaml#0", "c.json#0", "f.yaml#0"}));
+  std::vector<std::string> errors;
+  for (const Error& error : loaded->unusable) {
+    errors.push_back(error.message);
+  }
+  ASSERT_EQ(errors.size(), 4U);
+  EXPECT_EQ(errors[0], bad + ":2:1: duplicate key \"kind\"");
+  EXPECT_EQ(errors[1].rfind(not_objects + ":1:1: ", 0), 0U) << errors[1];
+  EXPECT_EQ(errors[2], big + ": larger than 0 MiB");
+  EXPECT_EQ(errors[3].rfind("-:", 0), 0U) << errors[3];
+
+  std::istringstream no_stdin;
+  EXPECT_EQ(describe(load_manifests({dir.path().string()}, no_stdin, limits)),
+            "error: " + bad + ":2:1: duplicate key \"kind\"");
+}
+
+TEST(LoadManifests, KeepGoingStillRefusesAMissingPath) {
+  TempDir dir;
+  const std::string good = dir.write("a.yaml", "kind: A\n");
+  std::istringstream no_stdin;
+  auto loaded = load_manifests_keep_going({good, "/nonexistent/vm.yaml"}, no_stdin);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error().message, "/nonexistent/vm.yaml: no such file or directory");
+}
+
 TEST(LoadManifests, InputSizeLimit) {
   TempDir dir;
   const std::string file = dir.write("big.yaml", "data: " + std::string(2000, 'x') + "\n");

@@ -62,4 +62,20 @@ Result<std::vector<std::filesystem::path>> manifest_files(const std::filesystem:
 Result<std::vector<ManifestObject>> load_manifests(const std::vector<std::string>& inputs, std::istream& standard_input,
                                                    const LoadLimits& limits = {});
 
+/// What load_manifests_keep_going read.
+struct LoadedManifests {
+  /// The objects of every usable file, in input order.
+  std::vector<ManifestObject> objects;
+  /// One error per file (or stdin) that could not be read or parsed, in input order, worded as
+  /// load_manifests words it; none of that file's objects are in `objects`.
+  std::vector<Error> unusable;
+};
+
+/// load_manifests as `kubectl apply -f` reads its inputs: a file that cannot be read or parsed
+/// (too large, a syntax error, a document that is not an object...) does not stop the others;
+/// it is listed in `unusable`. Errors (nothing loaded): a path that does not exist, a directory
+/// that cannot be listed.
+Result<LoadedManifests> load_manifests_keep_going(const std::vector<std::string>& inputs, std::istream& standard_input,
+                                                  const LoadLimits& limits = {});
+
 }  // namespace vmgate::kube

@@ -28,18 +28,32 @@ struct CheckResult {
 struct CheckRun {
   std::vector<CheckResult> results;  // in input order
   std::vector<std::string> notes;    // "objects.yaml#3: skipping kind Service"
+  /// One message per -f file that could not be read or parsed ("vms/b.yaml:2:1: duplicate key
+  /// \"kind\""), in input order: the other files' objects are judged all the same, as
+  /// `kubectl apply -f DIR` applies them, but the run's exit status is 2.
+  std::vector<std::string> unusable;
 };
 
 /// Runs the check that `options` describe (options.help must be false).
-/// Errors (exit status 2): unreadable or malformed input (the message names the file, and line
-/// and column for syntax errors); an --objects object the cluster store refuses (named by
-/// source); no VirtualMachine or VirtualMachineInstance in the -f inputs; an --old input that
-/// is not exactly one kubevirt.io VirtualMachine or VirtualMachineInstance; with --old, a -f
-/// object without an old object of the same kind, namespace and name.
+/// A kubevirt.io VirtualMachine or VirtualMachineInstance of a version kube-apiserver does not
+/// serve (any but v1 and v1alpha3) is not judged: its result is a 404 NotFound that names the
+/// kind and apiVersion, as kubectl words it.
+/// A -f file that cannot be read or parsed is listed in CheckRun::unusable and the other files
+/// are judged; when no usable file holds a VirtualMachine or VirtualMachineInstance, the run
+/// has no results, only `unusable`.
+/// Errors (exit status 2): a -f path that does not exist; -f inputs, all usable, without any
+/// VirtualMachine or VirtualMachineInstance; unreadable or malformed --objects or --old input
+/// (the message names the file, and line and column for syntax errors); an --objects object
+/// the cluster store refuses (named by source); an --old input that is not exactly one served
+/// kubevirt.io VirtualMachine or VirtualMachineInstance; with --old, a -f object without an old
+/// object of the same kind, namespace and name.
 Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_input);
 
 /// 0 when every result is admitted, 1 when one is denied.
 int exit_status(const std::vector<CheckResult>& results);
+
+/// 2 when a -f file was unusable, else exit_status(run.results).
+int exit_status(const CheckRun& run);
 
 /// `{"results": [...]}` with each result's members in the contract's order: source, kind,
 /// namespace, name, allowed, code, reason, message, causes, warnings, patch, admitted, expanded.

@@ -27,8 +27,8 @@ class KnownFields {
   KnownFields();
 
   /// FieldValueForbidden for every member no definition declares, then FieldValueRequired
-  /// for every required member missing, object by object in document order (KubeVirt's
-  /// order within an object). Never throws for any input value. Thread-safe (const).
+  /// for every required member missing (absent or null), object by object in document order
+  /// (KubeVirt's order within an object). Never throws for any input value. Thread-safe (const).
   [[nodiscard]] ErrorList check(KnownFieldsKind kind, const json::Value& object) const;
 
  private:

@@ -18,7 +18,8 @@
 //
 // Not checked here, on purpose: value syntax such as quantities and names (the rules check
 // it, with KubeVirt's messages), and status and metadata (other than types). A null value is
-// accepted for every optional field, as Go decodes null as unset.
+// accepted for every optional field, as Go decodes null as unset; a required member given as
+// null "is required", as kube-apiserver deletes the null before KubeVirt's webhooks see it.
 #include <memory>
 
 #include "vmgate/admission/field_error.hpp"
