@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -190,15 +192,32 @@ TEST(ServeObjectsReload, EditedObjectsAreServedWithoutARestart) {
 
 // The built binary as a child process; its stderr (the JSON log) is read continuously by a
 // thread, as a container runtime does, so that the log pipe never fills and blocks the server.
+struct DescriptorLimits {
+  rlim_t soft = 0;
+  rlim_t hard = RLIM_INFINITY;  // RLIM_INFINITY: keep the inherited hard limit
+};
+
 class ServeProcess {
  public:
-  explicit ServeProcess(const std::vector<std::string>& args) {
+  /// `limits`: RLIMIT_NOFILE for the child, as `ulimit -n` sets it in a shell.
+  explicit ServeProcess(const std::vector<std::string>& args, std::optional<DescriptorLimits> limits = std::nullopt) {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
       throw std::runtime_error("pipe");
     }
     pid_ = ::fork();
     if (pid_ == 0) {
+      if (limits) {
+        rlimit limit{};
+        ::getrlimit(RLIMIT_NOFILE, &limit);
+        limit.rlim_cur = limits->soft;
+        if (limits->hard != RLIM_INFINITY) {
+          limit.rlim_max = limits->hard;
+        }
+        if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+          ::_exit(126);
+        }
+      }
       ::dup2(pipe_fds[1], STDERR_FILENO);
       std::vector<char*> argv;
       std::string binary = VMGATE_BINARY;
@@ -260,6 +279,21 @@ class ServeProcess {
   }
 
   void signal(int number) const { ::kill(pid_, number); }
+
+  /// User plus system CPU time the process has used so far (/proc/PID/stat utime + stime).
+  [[nodiscard]] double cpu_seconds() const {
+    const std::string stat = read_file("/proc/" + std::to_string(pid_) + "/stat");
+    std::size_t at = stat.rfind(')') + 2;  // after "pid (comm) ", at field 3
+    double ticks = 0;
+    for (int index = 3; index <= 15 && at < stat.size(); ++index) {
+      const std::size_t end = std::min(stat.find(' ', at), stat.size());
+      if (index == 14 || index == 15) {  // utime, stime
+        ticks += std::stod(stat.substr(at, end - at));
+      }
+      at = end + 1;
+    }
+    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  }
 
   int wait_exit() {
     int status = 0;
@@ -390,6 +424,83 @@ TEST(ServeDrain, DevelopmentCertificateWhenNoneIsGiven) {
   ASSERT_TRUE(connection.ok()) << connection.error().message;
   process.signal(SIGINT);
   EXPECT_EQ(process.wait_exit(), 0) << process.log();
+}
+
+// ---------------------------------------------------------------- out of descriptors
+
+TEST(ServeStartup, RaisesTheDescriptorSoftLimitToTheHardLimit) {
+  rlimit inherited{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &inherited), 0);
+  if (inherited.rlim_max <= 200) {
+    GTEST_SKIP() << "the hard descriptor limit is " << inherited.rlim_max;
+  }
+  TemporaryDirectory directory;
+  ServeProcess process({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--shutdown-delay", "0s",
+                        "--dev-cert-dir", (directory.path() / "dev").string()},
+                       DescriptorLimits{200});
+  const std::string raised = process.wait_for("descriptor limit raised to the hard limit");
+  ASSERT_FALSE(raised.empty()) << process.log();
+  EXPECT_EQ(text(parse(raised), "/from"), "200") << raised;
+  const std::string hard =
+      inherited.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(inherited.rlim_max);
+  EXPECT_EQ(text(parse(raised), "/to"), hard) << raised;
+  ASSERT_FALSE(process.wait_for("serving").empty()) << process.log();
+  process.signal(SIGTERM);
+  EXPECT_EQ(process.wait_exit(), 0) << process.log();
+}
+
+// `ulimit -n 64` (soft and hard) and twice as many clients as descriptors: accept(2) fails with
+// EMFILE while the clients hold their connections. The listener pauses (a line a second at most)
+// instead of re-accepting at once, and serves again as soon as descriptors are released.
+TEST(ServeOverload, OutOfDescriptorsPausesTheListenerInsteadOfSpinning) {
+  TemporaryDirectory directory;
+  TestPki pki(directory.path());
+  const auto [cert, key] = pki.issue("serving");
+  ServeProcess process(
+      {"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key,
+       "--objects", kFixtures + "cluster.json", "--shutdown-delay", "0s", "--threads", "2"},
+      DescriptorLimits{64, 64});
+  const std::string serving = process.wait_for("serving");
+  ASSERT_FALSE(serving.empty()) << process.log();
+  const std::uint16_t port = port_of(serving, "/https");
+  std::vector<HttpConnection> clients;  // silent: each holds a server descriptor until the handshake timeout
+  for (int i = 0; i < 128; ++i) {
+    Result<HttpConnection> connection = HttpConnection::plain(port);
+    ASSERT_TRUE(connection.ok()) << connection.error().message;
+    clients.push_back(std::move(connection.value()));
+  }
+  ASSERT_FALSE(process.wait_for("accept failed; pausing the listener").empty()) << process.log().substr(0, 4000);
+
+  const std::size_t log_before = process.log().size();
+  const double cpu_before = process.cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::seconds{2});
+  const double cpu = process.cpu_seconds() - cpu_before;
+  const std::string logged = process.log().substr(log_before);
+  EXPECT_LT(cpu, 0.3) << "CPU seconds used in 2 s while out of descriptors";
+  std::size_t lines = 0;
+  for (std::size_t at = logged.find("accept failed"); at != std::string::npos;
+       at = logged.find("accept failed", at + 1)) {
+    ++lines;
+  }
+  EXPECT_LE(lines, 3U) << logged.substr(0, 2000);
+  EXPECT_NE(logged.find("\"suppressed\":\""), std::string::npos) << logged.substr(0, 2000);
+
+  clients.clear();  // the server's handshakes see end of stream and release their descriptors
+  const auto released = steady_clock::now();
+  Result<HttpResponse> ready = http_get(port_of(serving, "/metrics"), "/readyz");
+  ASSERT_TRUE(ready.ok()) << ready.error().message;
+  EXPECT_EQ(ready->status, 200);
+  ClientOptions client;
+  client.ca_file = pki.ca_file();
+  Result<HttpConnection> connection = HttpConnection::tls(port, client);
+  ASSERT_TRUE(connection.ok()) << connection.error().message;
+  Result<HttpResponse> response =
+      connection->post("/virtualmachines-validate", read_file(kFixtures + "vm-validate-conflict.request.json"));
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(response->status, 200);
+  EXPECT_LT(steady_clock::now() - released, std::chrono::seconds{2});
+  process.signal(SIGTERM);
+  EXPECT_EQ(process.wait_exit(), 0) << process.log().substr(0, 4000);
 }
 
 TEST(ServeStartup, UnusableSetupExitsTwoNamingTheProblem) {
