@@ -243,22 +243,75 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
   void read_header() {
     parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(options().max_header_bytes));
     parser_->body_limit(options().max_body_bytes);
     request_start_ = Clock::now();
-    // The whole request usually came with its first bytes (one TLS record): parse what is
-    // buffered first, and go back to the socket only for what is missing.
-    parser_->eager(true);
-    error_code error;
-    const std::size_t used = parser_->put(buffer_.data(), error);
-    buffer_.consume(used);
-    if (error != http::error::need_more && (error || parser_->is_header_done())) {
-      on_header(error, used);
+    header_bytes_ = 0;
+    header_timer_armed_ = false;
+    parse_header();
+  }
+
+  // The header is read here rather than with http::async_read_header because Beast applies its
+  // header_limit to each put() alone: fields parsed by an earlier call are not counted, so a
+  // header of many small fields got through at any size when it came in several reads (and a
+  // TLS record holds at most 16 KiB, so one write of 32 KiB is two reads). Each put() here is
+  // given the limit minus the header bytes already parsed, which makes it hold however the
+  // bytes arrive.
+  void parse_header() {
+    const std::size_t limit = options().max_header_bytes;
+    error_code error = http::error::need_more;
+    if (buffer_.size() > 0) {
+      parser_->eager(false);  // stop at the end of the header: `used` is header bytes only
+      parser_->header_limit(static_cast<std::uint32_t>(limit - header_bytes_));
+      const std::size_t used = parser_->put(buffer_.data(), error);
+      buffer_.consume(used);
+      header_bytes_ += used;
+      if (!error && parser_->is_header_done()) {
+        finish_header();
+        return;
+      }
+    }
+    // Beast answers need_more, not header_limit, while the bytes it was allowed to look at end
+    // inside a field: `limit` bytes from the start of the header without its end is the limit.
+    if (error == http::error::need_more && header_bytes_ + buffer_.size() >= limit) {
+      error = http::error::header_limit;
+    }
+    if (error != http::error::need_more) {
+      on_header(error, 0);
       return;
     }
-    socket_layer().expires_after(options().header_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            beast::bind_front_handler(&HttpsSession::on_header, shared_from_this()));
+    // The whole request usually came with its first bytes (one TLS record): the socket is
+    // only visited, and the header timeout armed, for what is missing.
+    if (!header_timer_armed_) {
+      socket_layer().expires_after(options().header_timeout);
+      header_timer_armed_ = true;
+    }
+    stream_.async_read_some(buffer_.prepare(read_chunk),
+                            beast::bind_front_handler(&HttpsSession::on_header_bytes, shared_from_this()));
+  }
+
+  void on_header_bytes(error_code error, std::size_t bytes) {
+    if (error) {
+      on_header(error, 0);
+      return;
+    }
+    buffer_.commit(bytes);
+    parse_header();
+  }
+
+  // Beast counts the start line apart from the fields within one put(): the total decides.
+  // Then whatever of the body is buffered is parsed at once, without a trip through Asio.
+  void finish_header() {
+    error_code error;
+    if (header_bytes_ > options().max_header_bytes) {
+      error = http::error::header_limit;
+    } else if (buffer_.size() > 0 && !parser_->is_done()) {
+      parser_->eager(true);
+      buffer_.consume(parser_->put(buffer_.data(), error));
+      if (error == http::error::need_more) {
+        error = {};
+      }
+    }
+    on_header(error, 0);
   }
 
   void on_header(error_code error, std::size_t /*bytes*/) {
@@ -460,6 +513,8 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   bool keep_alive_ = true;
   webhook::Endpoint endpoint_ = webhook::Endpoint::vm_mutate;
   Clock::time_point request_start_;
+  std::size_t header_bytes_ = 0;  // of the request being read, parsed so far
+  bool header_timer_armed_ = false;
   std::optional<Clock::time_point> deadline_;
   bool idle_ = false;
   std::optional<net::steady_timer> last_call_;

@@ -214,6 +214,59 @@ TEST_F(ServeHostile, OneMegabyteHeaderIs431) {
   expect_served();
 }
 
+// A request whose header is about `header_bytes` long in fields of about 100 bytes, then the valid
+// review as its body; returned as the pieces a client writes one by one (start line, each field,
+// the end of the header with the body).
+std::vector<std::string> many_small_fields(std::size_t header_bytes, const std::string& body) {
+  std::vector<std::string> pieces{
+      "POST /virtualmachines-validate HTTP/1.1\r\n",
+      "Host: x\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n"};
+  std::size_t size = pieces[0].size() + pieces[1].size() + 2;
+  for (int i = 0; size < header_bytes; ++i) {  // overshoots by less than one field
+    std::string field = "X-Field-" + std::to_string(i) + ": " + std::string(90, 'v') + "\r\n";
+    size += field.size();
+    pieces.push_back(std::move(field));
+  }
+  pieces.push_back("\r\n" + body);
+  return pieces;
+}
+
+// The documented limit holds for the header as a whole, however its bytes arrive: in one write
+// (two TLS records, so two reads for the server) or in one write per field.
+TEST_F(ServeHostile, HeaderLimitHoldsForManySmallFieldsInOneOrManyWrites) {
+  for (const bool one_write : {true, false}) {
+    for (const std::size_t header_bytes : {std::size_t{20} << 10U, std::size_t{32} << 10U, std::size_t{15} << 10U}) {
+      SCOPED_TRACE(std::string(one_write ? "one write, " : "a write per field, ") + std::to_string(header_bytes) +
+                   " header bytes");
+      const std::vector<std::string> pieces = many_small_fields(header_bytes, valid_review_);
+      HttpConnection connection = connect();
+      if (one_write) {
+        std::string request;
+        for (const std::string& piece : pieces) {
+          request += piece;
+        }
+        (void)connection.send(request);  // the server may answer and stop reading first
+      } else {
+        for (const std::string& piece : pieces) {
+          if (!connection.send(piece).ok()) {
+            break;
+          }
+        }
+      }
+      Result<HttpResponse> response = connection.read_response();
+      ASSERT_TRUE(response.ok()) << response.error().message;
+      if (header_bytes > options_.max_header_bytes) {
+        EXPECT_EQ(response->status, 431);
+        EXPECT_NE(response->body.find("request header fields too large: the limit is 16384 bytes"), std::string::npos)
+            << response->body;
+      } else {
+        EXPECT_EQ(response->status, 200) << response->body;
+      }
+    }
+  }
+  expect_served();
+}
+
 TEST_F(ServeHostile, ChunkedBodyWithoutEndIsCutAtTheBodyTimeout) {
   HttpConnection connection = connect();
   ASSERT_TRUE(connection
