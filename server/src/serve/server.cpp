@@ -78,10 +78,38 @@ struct AcceptPause {
 class HttpsSession;
 class HealthSession;
 
+// The request bodies held at once by all connections (--max-body-memory); each connection
+// reserves its body's size when the header is read and releases it once answered.
+class BodyBudget {
+ public:
+  explicit BodyBudget(std::size_t limit) : limit_(limit) {}
+
+  bool reserve(std::size_t bytes) {
+    std::size_t held = held_.load(std::memory_order_relaxed);
+    do {
+      if (bytes > limit_ - std::min(held, limit_)) {
+        return false;
+      }
+    } while (!held_.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
+    return true;
+  }
+
+  void release(std::size_t bytes) {
+    if (bytes > 0) {
+      held_.fetch_sub(bytes, std::memory_order_relaxed);
+    }
+  }
+
+ private:
+  const std::size_t limit_;
+  std::atomic<std::size_t> held_{0};
+};
+
 struct ServerState {
   explicit ServerState(ServerParts server_parts)
       : parts(std::move(server_parts)),
         threads(std::max(1U, parts.options.threads)),
+        body_budget(parts.options.max_body_memory),
         io(static_cast<int>(threads)),
         https_acceptor(net::make_strand(io)),
         health_acceptor(net::make_strand(io)),
@@ -100,6 +128,7 @@ struct ServerState {
   std::atomic<bool> closing{false};  // listener closed: answer with Connection: close
   std::atomic<bool> stopped{false};  // run() returned: nothing more is posted
   std::atomic<std::size_t> connections{0};
+  BodyBudget body_budget;
   std::mutex sessions_mutex;
   std::unordered_map<const HttpsSession*, std::weak_ptr<HttpsSession>> sessions;
 
@@ -154,6 +183,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   HttpsSession& operator=(const HttpsSession&) = delete;
 
   ~HttpsSession() {
+    release_body();
     server_.unregister_session(this);
     server_.parts.metrics.connection_closed();
     server_.connections.fetch_sub(1);
@@ -183,6 +213,20 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
  private:
   const ServeOptions& options() const { return server_.parts.options; }
+
+  bool reserve_body(std::size_t bytes) {
+    release_body();
+    if (!server_.body_budget.reserve(bytes)) {
+      return false;
+    }
+    body_reserved_ = bytes;
+    return true;
+  }
+
+  void release_body() {
+    server_.body_budget.release(body_reserved_);
+    body_reserved_ = 0;
+  }
   beast::tcp_stream& socket_layer() { return beast::get_lowest_layer(stream_); }
 
   void close() {
@@ -354,7 +398,18 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     }
     std::variant<Admit, Refusal> routed = route_webhook(head, options().max_body_bytes);
     if (auto* refusal = std::get_if<Refusal>(&routed)) {
-      refuse(refusal->answer, refusal->reason, refusal->allow);
+      refuse(refusal->answer, refusal->reason,
+             refusal->allow.empty() ? std::string() : "Allow: " + std::string(refusal->allow));
+      return;
+    }
+    // The body is held whole until the answer is written: reserve it against the budget shared
+    // by all connections before reading it (a chunked body may grow to the limit).
+    const std::size_t body_bytes = parser_->is_done() ? parser_->get().body().size()
+                                                      : parser_->content_length().value_or(options().max_body_bytes);
+    if (!reserve_body(body_bytes)) {
+      refuse(webhook::status_answer(503, "too many request bodies in flight (--max-body-memory " +
+                                             std::to_string(options().max_body_memory) + " bytes); retry"),
+             Rejection::body_memory, "Retry-After: 1");
       return;
     }
     const Admit admit = std::get<Admit>(routed);
@@ -416,12 +471,13 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     respond(result.answer, keep_alive, {});
   }
 
-  void refuse(const webhook::HttpAnswer& answer, Rejection reason, std::string_view allow = {}) {
+  // `header`: one more header line for the answer ("Allow: POST", "Retry-After: 1").
+  void refuse(const webhook::HttpAnswer& answer, Rejection reason, std::string_view header = {}) {
     server_.parts.metrics.record_rejection(reason);
     // The body, when there is one, was not read: its bytes must not be taken for a request,
     // so the connection closes after the answer, lingering so the client can read it.
     linger_ = true;
-    respond(answer, false, allow);
+    respond(answer, false, header);
   }
 
   // Closing a socket with unread input sends a reset, and the client's TCP stack may then drop
@@ -450,7 +506,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   // The answer is written as one buffer, status line and header included: one TLS record
   // write for the common case, without Beast's serializer machinery (measured: several
   // microseconds per request on the benchmark).
-  void respond(const webhook::HttpAnswer& answer, bool keep_alive, std::string_view allow) {
+  void respond(const webhook::HttpAnswer& answer, bool keep_alive, std::string_view header) {
     keep_alive_ = keep_alive && !server_.closing.load();
     const auto status = static_cast<http::status>(answer.status);
     std::string& out = out_;
@@ -465,9 +521,9 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     out += answer.content_type;
     out += "\r\nContent-Length: ";
     out += std::to_string(answer.body.size());
-    if (!allow.empty()) {
-      out += "\r\nAllow: ";
-      out += allow;
+    if (!header.empty()) {
+      out += "\r\n";
+      out += header;
     }
     out += keep_alive_ ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n";
     out += answer.body;
@@ -478,6 +534,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
   void on_write(error_code error, std::size_t /*bytes*/) {
     parser_.reset();
+    release_body();
     if (out_.capacity() > large_buffer) {
       std::string().swap(out_);
     }
@@ -516,6 +573,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   std::size_t header_bytes_ = 0;  // of the request being read, parsed so far
   bool header_timer_armed_ = false;
   std::optional<Clock::time_point> deadline_;
+  std::size_t body_reserved_ = 0;  // of ServerState::body_budget, for the request's body
   bool idle_ = false;
   std::optional<net::steady_timer> last_call_;
   bool linger_ = false;

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -265,6 +266,49 @@ TEST_F(ServeHostile, HeaderLimitHoldsForManySmallFieldsInOneOrManyWrites) {
     }
   }
   expect_served();
+}
+
+// --max-body-memory is shared by all connections: a body that does not fit while another is
+// being read gets 503 with Retry-After, and fits again once the other is released.
+TEST_F(ServeHostile, BodiesBeyondTheSharedBudgetGet503WithRetryAfter) {
+  options_.max_body_memory = std::size_t{1} << 20U;
+  options_.body_timeout = milliseconds{5000};
+  auto holding = std::make_unique<HttpConnection>(connect());
+  ASSERT_TRUE(holding
+                  ->send("POST /virtualmachines-validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         "Content-Length: 1048576\r\n\r\n{")
+                  .ok());
+  int status = 0;
+  Result<HttpResponse> refused = Error{"not sent"};
+  for (int attempt = 0; attempt < 50 && status != 503; ++attempt) {  // until the server has read that header
+    HttpConnection second = connect();
+    refused = second.post("/virtualmachines-validate", valid_review_);
+    ASSERT_TRUE(refused.ok()) << refused.error().message;
+    status = refused->status;
+  }
+  ASSERT_EQ(status, 503);
+  EXPECT_EQ(refused->header("retry-after"), "1");
+  EXPECT_EQ(refused->header("connection"), "close");
+  EXPECT_NE(refused->body.find("--max-body-memory 1048576 bytes"), std::string::npos) << refused->body;
+  EXPECT_NE(server().metrics().render(true).find(R"(vmgate_http_rejected_total{reason="body_memory"} )"),
+            std::string::npos);
+
+  holding.reset();  // its reservation is released with its connection
+  for (int attempt = 0; attempt < 50 && status != 200; ++attempt) {
+    std::this_thread::sleep_for(milliseconds{20});
+    HttpConnection again = connect();
+    Result<HttpResponse> response = again.post("/virtualmachines-validate", valid_review_);
+    ASSERT_TRUE(response.ok()) << response.error().message;
+    status = response->status;
+  }
+  EXPECT_EQ(status, 200);
+  // Answered requests release theirs: many in a row on one connection all fit.
+  HttpConnection connection = connect();
+  for (int i = 0; i < 20; ++i) {
+    Result<HttpResponse> response = connection.post("/virtualmachines-validate", valid_review_);
+    ASSERT_TRUE(response.ok()) << response.error().message;
+    ASSERT_EQ(response->status, 200);
+  }
 }
 
 TEST_F(ServeHostile, ChunkedBodyWithoutEndIsCutAtTheBodyTimeout) {
