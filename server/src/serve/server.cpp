@@ -215,7 +215,10 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
       self->last_call_->expires_after(last_call);
       self->last_call_->async_wait([self](error_code error) {
         if (!error && self->idle_) {
-          self->close();
+          // The idle read must end before the TLS shutdown may use the stream: its handler
+          // (on_first_bytes) sends the close_notify.
+          self->close_notify_ = true;
+          self->socket_layer().cancel();
         }
       });
     });
@@ -246,6 +249,17 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     // close(2) alone sends the FIN and cancels pending operations; a shutdown(2) first would be
     // one more system call per connection.
     socket_layer().close();
+  }
+
+  // An orderly end (Connection: close, the drain's last call) sends a TLS close_notify before
+  // the FIN, so that the client sees the end of the connection, not a truncation.
+  // async_shutdown then waits for the client's close_notify; close_notify_time bounds that.
+  void shut_down_tls() {
+    if (last_call_) {
+      last_call_->cancel();
+    }
+    socket_layer().expires_after(close_notify_time);
+    stream_.async_shutdown([self = shared_from_this()](error_code) { self->close(); });
   }
 
   void detect() {
@@ -289,6 +303,9 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   void on_first_bytes(error_code error, std::size_t bytes) {
     idle_ = false;
     if (error) {
+      if (close_notify_ && error == net::error::operation_aborted) {
+        shut_down_tls();  // the drain's last call passed
+      }
       return;  // closed by the client, idle timeout or drain: nothing to answer
     }
     buffer_.commit(bytes);
@@ -553,9 +570,9 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     }
     if (!keep_alive_) {
       if (linger_) {
-        linger();
+        linger();  // unread input: a close_notify would not be read before the reset
       } else {
-        close();
+        shut_down_tls();
       }
       return;
     }
@@ -568,6 +585,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
   static constexpr std::size_t read_chunk = 16384;
   static constexpr std::chrono::seconds linger_time{2};
+  static constexpr std::chrono::seconds close_notify_time{1};
   static constexpr std::size_t linger_limit = std::size_t{64} << 20U;
   static constexpr std::size_t large_buffer = 65536;
 
@@ -585,6 +603,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   std::optional<Clock::time_point> deadline_;
   std::size_t body_reserved_ = 0;  // of ServerState::body_budget, for the request's body
   bool idle_ = false;
+  bool close_notify_ = false;  // the pending idle read was cancelled to shut down TLS
   std::optional<net::steady_timer> last_call_;
   bool linger_ = false;
   std::vector<char> discard_;  // allocated only when lingering

@@ -317,6 +317,29 @@ TEST_F(ServeHostile, BodiesBeyondTheSharedBudgetGet503WithRetryAfter) {
   }
 }
 
+// An orderly close ends the TLS session with close_notify, so that the client can tell it from
+// a cut connection: after an answer with Connection: close, and at the drain's last call.
+TEST_F(ServeHostile, OrderlyClosesSendTlsCloseNotify) {
+  HttpConnection connection = connect();
+  std::string request = apiserver_request("/virtualmachines-validate", valid_review_);
+  request.insert(request.find("\r\n") + 2, "Connection: close\r\n");
+  ASSERT_TRUE(connection.send(request).ok());
+  Result<HttpResponse> response = connection.read_response();
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->header("connection"), "close");
+  EXPECT_TRUE(connection.closed_by_peer());
+  EXPECT_TRUE(connection.received_close_notify());
+
+  HttpConnection idle = connect();
+  Result<HttpResponse> served = idle.post("/virtualmachines-validate", valid_review_);
+  ASSERT_TRUE(served.ok()) << served.error().message;
+  std::thread stopping([this] { server().stop(); });
+  EXPECT_TRUE(idle.closed_by_peer());
+  EXPECT_TRUE(idle.received_close_notify());
+  stopping.join();
+}
+
 TEST_F(ServeHostile, ChunkedBodyWithoutEndIsCutAtTheBodyTimeout) {
   HttpConnection connection = connect();
   ASSERT_TRUE(connection
