@@ -44,7 +44,7 @@ bool is_list(const json::Value& object) {
 
 // A top-level value of one document: an object, or an array of objects.
 struct Root {
-  std::shared_ptr<const json::Document> document;
+  std::shared_ptr<const json::Value> document;
   std::size_t line = 0;
   std::size_t column = 0;
   std::string what;  // "document 2" or "the JSON text", for messages
@@ -52,7 +52,7 @@ struct Root {
 
 class Collector {
  public:
-  explicit Collector(std::string_view path) : path_(path) {}
+  Collector(std::string_view path, std::size_t max_objects) : path_(path), max_objects_(max_objects) {}
 
   // Appends the objects of `root`, flattening Lists (nested ones too) in order.
   Result<bool> add(const Root& root) {
@@ -71,6 +71,9 @@ class Collector {
       const json::Value* object = pending.back();
       pending.pop_back();
       if (!is_list(*object)) {
+        if (objects_.size() == max_objects_) {
+          return Error{path_ + ": more than " + std::to_string(max_objects_) + " objects"};
+        }
         objects_.push_back(ManifestObject{path_ + '#' + std::to_string(objects_.size()), root.document, object});
         continue;
       }
@@ -112,6 +115,7 @@ class Collector {
   }
 
   std::string path_;
+  std::size_t max_objects_;
   std::vector<ManifestObject> objects_;
 };
 
@@ -158,7 +162,7 @@ Result<std::vector<ManifestObject>> parse_manifests(std::string_view text, std::
   if (text.starts_with("\xEF\xBB\xBF")) {
     text.remove_prefix(3);
   }
-  Collector collector(path);
+  Collector collector(path, limits.max_objects);
   const auto first = std::find_if_not(text.begin(), text.end(), is_space);
   if (first != text.end() && (*first == '{' || *first == '[')) {
     Result<json::Document, json::DecodeError> parsed = json::parse_json(text, json::DecodeLimits{limits.max_depth});
@@ -174,7 +178,7 @@ Result<std::vector<ManifestObject>> parse_manifests(std::string_view text, std::
     return collector.take();
   }
   Result<std::vector<YamlDocument>, YamlError> documents =
-      yaml_to_json(text, YamlLimits{limits.max_depth, limits.max_document_bytes});
+      yaml_to_json(text, YamlLimits{limits.max_depth, limits.max_document_bytes, limits.max_stream_bytes});
   if (!documents) {
     const YamlError& error = documents.error();
     return Error{located(path, error.line, error.column, error.message)};
@@ -237,6 +241,11 @@ Result<LoadedManifests> load_manifests_keep_going(const std::vector<std::string>
       loaded.unusable.push_back(objects.error());
       return;
     }
+    if (loaded.objects.empty()) {  // the usual single input: no second vector of up to max_objects
+      loaded.objects = std::move(objects.value());
+      return;
+    }
+    loaded.objects.reserve(loaded.objects.size() + objects->size());
     for (ManifestObject& object : objects.value()) {
       loaded.objects.push_back(std::move(object));
     }

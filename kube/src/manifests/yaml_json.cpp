@@ -103,26 +103,47 @@ struct Frame {
   std::vector<Merge> merges;
 };
 
+// Every document of the stream goes into one json::Document, an array of them, so that they
+// share its allocator: a json::Document each costs a 64 KiB memory pool (a page of it touched)
+// and its own bookkeeping, ~5 KiB of memory for a `---` and a line (measured: a 46 MB stream of
+// a million small documents took 5 GB). A document is built in a scratch pool, where objects
+// and arrays grow by doubling from 16 members, then copied into the stream's at its exact size
+// (~1 KiB less for a two-member object) and the scratch pool is emptied for the next one.
 class Converter final : public YAML::EventHandler {
  public:
-  explicit Converter(const YamlLimits& limits) : limits_(limits) {}
+  explicit Converter(const YamlLimits& limits) : limits_(limits), stream_(std::make_shared<json::Document>()) {
+    stream_->SetArray();
+  }
 
-  std::vector<YamlDocument> take_documents() { return std::move(documents_); }
+  // Pointers into the array are taken only now: appending may have moved its elements.
+  std::vector<YamlDocument> take_documents() {
+    std::vector<YamlDocument> documents;
+    documents.reserve(positions_.size());
+    const std::shared_ptr<const json::Document> stream = std::move(stream_);
+    for (rapidjson::SizeType i = 0; i < positions_.size(); ++i) {
+      documents.push_back(YamlDocument{std::shared_ptr<const json::Value>(stream, &(*stream)[i]), positions_[i].first,
+                                       positions_[i].second});
+    }
+    return documents;
+  }
 
   void OnDocumentStart(const YAML::Mark& mark) override {
-    document_ = std::make_shared<json::Document>();
+    root_.SetNull();
     frames_.clear();
     anchors_.clear();
+    scratch_.Clear();
     weight_ = 0;
     start_ = mark;
     have_root_mark_ = false;
   }
 
   void OnDocumentEnd() override {
-    if (std::optional<json::DecodeError> error = json::check_structure(*document_, {limits_.max_depth})) {
+    if (std::optional<json::DecodeError> error = json::check_structure(root_, {limits_.max_depth})) {
       throw ConversionError{start_, error->message};
     }
-    documents_.push_back(YamlDocument{std::move(document_), one_based(start_.line), one_based(start_.column)});
+    json::Value exact(root_, stream_->GetAllocator());  // RapidJSON's SAX copy: exact sizes
+    stream_->PushBack(exact, stream_->GetAllocator());
+    positions_.emplace_back(one_based(start_.line), one_based(start_.column));
   }
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
@@ -195,7 +216,7 @@ class Converter final : public YAML::EventHandler {
   void OnMapEnd() override { close(); }
 
  private:
-  json::Allocator& allocator() { return document_->GetAllocator(); }
+  json::Allocator& allocator() { return scratch_; }
 
   // Where the document's content starts (yaml-cpp's document mark is the `---` line).
   void note_root(const YAML::Mark& mark) {
@@ -215,9 +236,14 @@ class Converter final : public YAML::EventHandler {
 
   void charge(std::size_t bytes, const YAML::Mark& mark) {
     weight_ += bytes;
+    stream_weight_ += bytes;
     if (weight_ > limits_.max_document_bytes) {
       throw ConversionError{mark, "document larger than " + std::to_string(limits_.max_document_bytes >> 20U) +
                                       " MiB once aliases are expanded"};
+    }
+    if (stream_weight_ > limits_.max_stream_bytes) {
+      throw ConversionError{mark, "documents larger than " + std::to_string(limits_.max_stream_bytes >> 20U) +
+                                      " MiB in all once aliases are expanded"};
     }
   }
 
@@ -358,7 +384,7 @@ class Converter final : public YAML::EventHandler {
 
   void attach(json::Value&& value, std::size_t height, const YAML::Mark& mark) {
     if (frames_.empty()) {
-      static_cast<json::Value&>(*document_) = std::move(value);
+      root_ = std::move(value);
       return;
     }
     Frame& top = frames_.back();
@@ -429,13 +455,16 @@ class Converter final : public YAML::EventHandler {
   }
 
   const YamlLimits& limits_;
-  std::shared_ptr<json::Document> document_;
+  std::shared_ptr<json::Document> stream_;                      // an array: one element per document
+  json::Allocator scratch_;                                     // the document being read
+  std::vector<std::pair<std::size_t, std::size_t>> positions_;  // line and column of each
+  json::Value root_;                                            // the document being read
   std::vector<Frame> frames_;
   std::unordered_map<YAML::anchor_t, Anchored> anchors_;
-  std::size_t weight_ = 0;
+  std::size_t weight_ = 0;         // of the document being read
+  std::size_t stream_weight_ = 0;  // of every document so far
   YAML::Mark start_;
   bool have_root_mark_ = false;
-  std::vector<YamlDocument> documents_;
 };
 
 bool starts_with_utf16_or_32_bom(std::string_view text) {

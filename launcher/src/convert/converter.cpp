@@ -11,6 +11,7 @@
 #include <optional>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "vmgate/admission/quantity.hpp"
@@ -395,15 +396,17 @@ void Converter::map_os(XmlElement& domain, const Value& spec_domain) {
     const Value* container = json::find(*kernel_boot, "container");
     if (check_keys(container, kb_path + ".container",
                    {"image", "imagePullPolicy", "imagePullSecret", "kernelPath", "initrdPath"})) {
-      const std::string& base = options_.layout.kernel_boot_dir;
-      auto in_pod = [&base](const std::string& file) {
-        return file.empty() || file.front() != '/' ? base + "/" + file : base + file;
-      };
-      if (auto kernel = get_string(*container, "kernelPath", kb_path + ".container"); kernel && !kernel->empty()) {
-        os.add_child("kernel").set_text(in_pod(*kernel));
-      }
-      if (auto initrd = get_string(*container, "initrdPath", kb_path + ".container"); initrd && !initrd->empty()) {
-        os.add_child("initrd").set_text(in_pod(*initrd));
+      for (const auto& [key, element] : {std::pair{"kernelPath", "kernel"}, std::pair{"initrdPath", "initrd"}}) {
+        const std::string field = kb_path + ".container";
+        const std::optional<std::string> file = get_string(*container, key, field);
+        if (!file || file->empty()) {
+          continue;
+        }
+        if (Result<std::string> resolved = kernel_boot_file(options_.layout, *file); resolved) {
+          os.add_child(element).set_text(*resolved);
+        } else {
+          fail(field + "." + key, resolved.error().message);
+        }
       }
     }
     if (auto args = get_string(*kernel_boot, "kernelArgs", kb_path); args && !args->empty()) {

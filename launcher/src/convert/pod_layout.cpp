@@ -1,10 +1,44 @@
 #include "vmgate/launcher/pod_layout.hpp"
 
+#include <vector>
+
 namespace vmgate::launcher {
 
 bool is_file_name(std::string_view name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
          name.find('\0') == std::string_view::npos;
+}
+
+Result<std::string> kernel_boot_file(const PodLayout& layout, std::string_view path) {
+  if (path.find('\0') != std::string_view::npos) {
+    return Error{"contains a NUL byte"};
+  }
+  std::vector<std::string_view> components;
+  while (!path.empty()) {
+    const std::size_t slash = path.find('/');
+    const std::string_view component = path.substr(0, slash);
+    path.remove_prefix(slash == std::string_view::npos ? path.size() : slash + 1);
+    if (component.empty() || component == ".") {
+      continue;
+    }
+    if (component == "..") {
+      if (components.empty()) {
+        return Error{"leaves the kernel-boot directory (\"..\" above its root)"};
+      }
+      components.pop_back();
+      continue;
+    }
+    components.push_back(component);
+  }
+  if (components.empty()) {
+    return Error{"names the kernel-boot directory itself, not a file"};
+  }
+  std::string file = layout.kernel_boot_dir;
+  for (const std::string_view component : components) {
+    file += '/';
+    file += component;
+  }
+  return file;
 }
 
 PodLayout layout_below(std::string_view root) {

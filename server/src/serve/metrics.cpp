@@ -7,9 +7,9 @@ namespace vmgate::serve {
 
 namespace {
 
-constexpr std::array<std::string_view, 9> rejection_names{"not_found",      "method",           "content_type",
-                                                          "body_too_large", "header_too_large", "bad_request",
-                                                          "timeout",        "connection_limit", "plain_http"};
+constexpr std::array<std::string_view, 10> rejection_names{
+    "not_found",   "method",  "content_type",     "body_too_large", "header_too_large",
+    "bad_request", "timeout", "connection_limit", "plain_http",     "body_memory"};
 
 constexpr std::array<webhook::Endpoint, 4> endpoints{webhook::Endpoint::vm_mutate, webhook::Endpoint::vm_validate,
                                                      webhook::Endpoint::vmi_mutate, webhook::Endpoint::vmi_validate};

@@ -42,14 +42,33 @@ unsigned usable_cpus() {
   return online > 0 ? static_cast<unsigned>(online) : 1U;
 }
 
+struct DescriptorLimit {
+  rlim_t before = 0;
+  rlim_t after = 0;
+  int error = 0;  // errno of a failed getrlimit/setrlimit
+};
+
 // Each open connection is a descriptor: the soft limit (often 1024) would cap connections
 // far below --max-connections, so raise it to the hard limit.
-void raise_descriptor_limit() {
+DescriptorLimit raise_descriptor_limit() {
   rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = limit.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &limit);
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return {0, 0, errno};
   }
+  DescriptorLimit result{limit.rlim_cur, limit.rlim_cur, 0};
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+      result.after = limit.rlim_max;
+    } else {
+      result.error = errno;
+    }
+  }
+  return result;
+}
+
+std::string limit_text(rlim_t limit) {
+  return limit == RLIM_INFINITY ? std::string("unlimited") : std::to_string(limit);
 }
 
 Result<bool> write_file(const std::filesystem::path& path, const std::string& content, mode_t mode) {
@@ -128,7 +147,7 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
   // faults worth ~20 us per small VM (bench/README.md).
   mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
   mallopt(M_TOP_PAD, 16 * 1024 * 1024);
-  raise_descriptor_limit();
+  const DescriptorLimit descriptors = raise_descriptor_limit();
   if (options.threads == 0) {
     options.threads = usable_cpus();
   }
@@ -138,6 +157,20 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
                       std::initializer_list<std::pair<std::string_view, std::string_view>> fields = {}) {
     log.write_now(event_line(std::chrono::system_clock::now(), level, message, fields));
   };
+
+  if (descriptors.error != 0) {
+    event("warning", "cannot raise the descriptor limit",
+          {{"limit", limit_text(descriptors.before)}, {"err", std::strerror(descriptors.error)}});
+  } else if (descriptors.after != descriptors.before) {
+    event("info", "descriptor limit raised to the hard limit",
+          {{"from", limit_text(descriptors.before)}, {"to", limit_text(descriptors.after)}});
+  }
+  // At the limit accepting pauses until connections close: say so when it comes before
+  // --max-connections (with a few dozen descriptors for the listeners, files and event loop).
+  if (descriptors.after != RLIM_INFINITY && descriptors.after < options.max_connections + 64) {
+    event("warning", "the descriptor limit is below --max-connections; accepting pauses when it is reached",
+          {{"limit", limit_text(descriptors.after)}, {"max_connections", std::to_string(options.max_connections)}});
+  }
 
   tls::ServerFiles files{options.tls_cert, options.tls_key, options.client_ca};
   if (options.tls_cert.empty()) {

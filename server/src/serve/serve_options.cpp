@@ -4,8 +4,10 @@
 
 #include <array>
 #include <charconv>
+#include <limits>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "vmgate/server/go_duration.hpp"
 
@@ -33,6 +35,7 @@ enum class Option {
   body_timeout,
   idle_timeout,
   max_connections,
+  max_body_memory,
   access_log,
   help,
 };
@@ -43,7 +46,7 @@ struct OptionSpec {
   bool takes_value;
 };
 
-constexpr std::array<OptionSpec, 21> specs{{
+constexpr std::array<OptionSpec, 22> specs{{
     {Option::listen, "listen", true},
     {Option::metrics_listen, "metrics-listen", true},
     {Option::tls_cert, "tls-cert", true},
@@ -63,6 +66,7 @@ constexpr std::array<OptionSpec, 21> specs{{
     {Option::body_timeout, "body-timeout", true},
     {Option::idle_timeout, "idle-timeout", true},
     {Option::max_connections, "max-connections", true},
+    {Option::max_body_memory, "max-body-memory", true},
     {Option::access_log, "access-log", true},
     {Option::help, "help", false},
 }};
@@ -75,6 +79,23 @@ std::optional<Number> parse_number(std::string_view text) {
     return std::nullopt;
   }
   return value;
+}
+
+// "1048576", "512Ki", "512Mi", "1Gi".
+std::optional<std::size_t> parse_byte_size(std::string_view text) {
+  unsigned shift = 0;
+  for (const auto& [suffix, bits] : {std::pair{"Ki", 10U}, std::pair{"Mi", 20U}, std::pair{"Gi", 30U}}) {
+    if (text.ends_with(suffix)) {
+      text.remove_suffix(2);
+      shift = bits;
+      break;
+    }
+  }
+  const std::optional<std::size_t> count = parse_number<std::size_t>(text);
+  if (!count || *count > (std::numeric_limits<std::size_t>::max() >> shift)) {
+    return std::nullopt;
+  }
+  return *count << shift;
 }
 
 Result<std::chrono::milliseconds> parse_milliseconds(std::string_view name, std::string_view text) {
@@ -221,6 +242,14 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
         options.max_connections = *count;
         break;
       }
+      case Option::max_body_memory: {
+        const std::optional<std::size_t> bytes = parse_byte_size(text);
+        if (!bytes || *bytes == 0) {
+          return Error{"--max-body-memory: \"" + text + "\" is not a positive size (bytes, or with Ki, Mi or Gi)"};
+        }
+        options.max_body_memory = *bytes;
+        break;
+      }
       case Option::access_log:
         if (text != "true" && text != "false") {
           return Error{"--access-log: \"" + text + "\" is not true or false"};
@@ -332,6 +361,8 @@ Options:
                               (default kubevirt).
   --threads N                 I/O threads (default 0: one per CPU this process may use).
   --max-connections N         open connections at most (default 10000); more are closed at once.
+  --max-body-memory SIZE      request bodies held at once, all connections together (default
+                              512Mi); a request beyond it gets 503 with Retry-After.
   --handshake-timeout D       TLS handshake (default 10s).
   --header-timeout D          from a request's first byte to its last header (default 10s).
   --body-timeout D            the request body, or ?timeout= when shorter (default 30s).

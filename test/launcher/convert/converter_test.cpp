@@ -118,6 +118,34 @@ TEST(ConverterErrors, NamesThatWouldLeaveThePodDirectories) {
       "metadata.namespace: cannot name a file in the pod (contains '/' or is '.' or '..')");
 }
 
+std::string kernel_boot_vmi(std::string_view container) {
+  return std::string(minimal_head) + R"("firmware":{"kernelBoot":{"container":{"image":"k",)" + std::string(container) +
+         "}}}}}}";
+}
+
+TEST(ConverterErrors, KernelBootPathsThatLeaveTheKernelBootDirectory) {
+  EXPECT_EQ(convert_error(kernel_boot_vmi(R"("kernelPath":"/../../../etc/shadow")")),
+            "spec.domain.firmware.kernelBoot.container.kernelPath: leaves the kernel-boot directory "
+            "(\"..\" above its root)");
+  EXPECT_EQ(convert_error(kernel_boot_vmi(R"("kernelPath":"/boot/vmlinuz","initrdPath":"boot/../../initrd")")),
+            "spec.domain.firmware.kernelBoot.container.initrdPath: leaves the kernel-boot directory "
+            "(\"..\" above its root)");
+  EXPECT_EQ(convert_error(kernel_boot_vmi(R"("kernelPath":"/boot/..")")),
+            "spec.domain.firmware.kernelBoot.container.kernelPath: names the kernel-boot directory itself, not a "
+            "file");
+}
+
+TEST(Converter, KernelBootPathsAreResolvedLexicallyBelowTheDirectory) {
+  const json::Document vmi =
+      vmgate::testing::parse(kernel_boot_vmi(R"("kernelPath":"/a/./../boot//vmlinuz","initrdPath":"initrd.img")"));
+  Result<std::string> xml = convert(vmi, golden_options());
+  ASSERT_TRUE(xml.ok()) << xml.error().message;
+  EXPECT_NE(xml->find("<kernel>/var/run/kubevirt/container-disks/kernel-boot/boot/vmlinuz</kernel>"), std::string::npos)
+      << *xml;
+  EXPECT_NE(xml->find("<initrd>/var/run/kubevirt/container-disks/kernel-boot/initrd.img</initrd>"), std::string::npos)
+      << *xml;
+}
+
 TEST(ConverterErrors, WrongTypeNamesTheField) {
   EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"cores":"2"}}}})"),
             "spec.domain.cpu.cores: must be an integer, not a string");

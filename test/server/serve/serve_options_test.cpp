@@ -120,6 +120,17 @@ TEST(ServeOptions, ErrorsNameTheOption) {
   EXPECT_NE(error_of({"--kubeconfig", "k"}).find("not part of this build yet"), std::string::npos);
 }
 
+TEST(ServeOptions, MaxBodyMemory) {
+  EXPECT_EQ(parse({}, {})->max_body_memory, std::size_t{512} << 20U);
+  EXPECT_EQ(parse({"--max-body-memory", "64Mi"}, {})->max_body_memory, std::size_t{64} << 20U);
+  EXPECT_EQ(parse({"--max-body-memory=2Gi"}, {})->max_body_memory, std::size_t{2} << 30U);
+  EXPECT_EQ(parse({"--max-body-memory", "1000"}, {})->max_body_memory, 1000U);
+  for (const char* bad : {"0", "1G", "Mi", "-1", "99999999999999999999Gi"}) {
+    EXPECT_EQ(error_of({"--max-body-memory", bad}),
+              "--max-body-memory: \"" + std::string(bad) + "\" is not a positive size (bytes, or with Ki, Mi or Gi)");
+  }
+}
+
 TEST(ServeOptions, HelpNeedsNothingElse) {
   Result<ServeOptions> options = parse({"--help"});
   ASSERT_TRUE(options.ok());

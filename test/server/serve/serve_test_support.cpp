@@ -373,6 +373,10 @@ Result<HttpResponse> HttpConnection::post(std::string_view target, std::string_v
   return read_response();
 }
 
+bool HttpConnection::received_close_notify() const {
+  return ssl_ != nullptr && (SSL_get_shutdown(ssl_) & SSL_RECEIVED_SHUTDOWN) != 0;
+}
+
 bool HttpConnection::closed_by_peer() {
   std::array<char, 4096> buffer{};
   for (;;) {

@@ -125,6 +125,8 @@ class HttpConnection {
   /// True when the peer closed the connection (a read returns end of stream or a reset) within
   /// the timeout.
   bool closed_by_peer();
+  /// After closed_by_peer(): whether the peer sent a TLS close_notify before closing.
+  [[nodiscard]] bool received_close_notify() const;
 
   [[nodiscard]] std::string negotiated_alpn() const;
   /// The serial number of the server's certificate, hex; empty over TCP.

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -212,6 +213,131 @@ TEST_F(ServeHostile, OneMegabyteHeaderIs431) {
   EXPECT_EQ(response->status, 431);
   EXPECT_NE(response->body.find("request header fields too large"), std::string::npos) << response->body;
   expect_served();
+}
+
+// A request whose header is about `header_bytes` long in fields of about 100 bytes, then the valid
+// review as its body; returned as the pieces a client writes one by one (start line, each field,
+// the end of the header with the body).
+std::vector<std::string> many_small_fields(std::size_t header_bytes, const std::string& body) {
+  std::vector<std::string> pieces{
+      "POST /virtualmachines-validate HTTP/1.1\r\n",
+      "Host: x\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n"};
+  std::size_t size = pieces[0].size() + pieces[1].size() + 2;
+  for (int i = 0; size < header_bytes; ++i) {  // overshoots by less than one field
+    std::string field = "X-Field-" + std::to_string(i) + ": " + std::string(90, 'v') + "\r\n";
+    size += field.size();
+    pieces.push_back(std::move(field));
+  }
+  pieces.push_back("\r\n" + body);
+  return pieces;
+}
+
+// The documented limit holds for the header as a whole, however its bytes arrive: in one write
+// (two TLS records, so two reads for the server), in writes of 8 KiB, or in one write per field.
+// Before, the first two got 200 for headers of 20 KiB.
+TEST_F(ServeHostile, HeaderLimitHoldsForManySmallFieldsInOneOrManyWrites) {
+  for (const std::size_t write_size : {std::size_t{0}, std::size_t{8192}, std::size_t{1}}) {
+    for (const std::size_t header_bytes : {std::size_t{20} << 10U, std::size_t{32} << 10U, std::size_t{15} << 10U}) {
+      SCOPED_TRACE((write_size == 0   ? std::string("one write, ")
+                    : write_size == 1 ? std::string("a write per field, ")
+                                      : "writes of " + std::to_string(write_size) + " bytes, ") +
+                   std::to_string(header_bytes) + " header bytes");
+      const std::vector<std::string> pieces = many_small_fields(header_bytes, valid_review_);
+      std::vector<std::string> writes = pieces;
+      if (write_size != 1) {
+        std::string request;
+        for (const std::string& piece : pieces) {
+          request += piece;
+        }
+        writes.clear();
+        for (std::size_t at = 0; at < request.size(); at += write_size == 0 ? request.size() : write_size) {
+          writes.push_back(request.substr(at, write_size == 0 ? request.size() : write_size));
+        }
+      }
+      HttpConnection connection = connect();
+      for (const std::string& write : writes) {
+        if (!connection.send(write).ok()) {
+          break;  // the server may answer and stop reading first
+        }
+      }
+      Result<HttpResponse> response = connection.read_response();
+      ASSERT_TRUE(response.ok()) << response.error().message;
+      if (header_bytes > options_.max_header_bytes) {
+        EXPECT_EQ(response->status, 431);
+        EXPECT_NE(response->body.find("request header fields too large: the limit is 16384 bytes"), std::string::npos)
+            << response->body;
+      } else {
+        EXPECT_EQ(response->status, 200) << response->body;
+      }
+    }
+  }
+  expect_served();
+}
+
+// --max-body-memory is shared by all connections: a body that does not fit while another is
+// being read gets 503 with Retry-After, and fits again once the other is released.
+TEST_F(ServeHostile, BodiesBeyondTheSharedBudgetGet503WithRetryAfter) {
+  options_.max_body_memory = std::size_t{1} << 20U;
+  options_.body_timeout = milliseconds{5000};
+  auto holding = std::make_unique<HttpConnection>(connect());
+  ASSERT_TRUE(holding
+                  ->send("POST /virtualmachines-validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         "Content-Length: 1048576\r\n\r\n{")
+                  .ok());
+  int status = 0;
+  Result<HttpResponse> refused = Error{"not sent"};
+  for (int attempt = 0; attempt < 50 && status != 503; ++attempt) {  // until the server has read that header
+    HttpConnection second = connect();
+    refused = second.post("/virtualmachines-validate", valid_review_);
+    ASSERT_TRUE(refused.ok()) << refused.error().message;
+    status = refused->status;
+  }
+  ASSERT_EQ(status, 503);
+  EXPECT_EQ(refused->header("retry-after"), "1");
+  EXPECT_EQ(refused->header("connection"), "close");
+  EXPECT_NE(refused->body.find("--max-body-memory 1048576 bytes"), std::string::npos) << refused->body;
+  EXPECT_NE(server().metrics().render(true).find(R"(vmgate_http_rejected_total{reason="body_memory"} )"),
+            std::string::npos);
+
+  holding.reset();  // its reservation is released with its connection
+  for (int attempt = 0; attempt < 50 && status != 200; ++attempt) {
+    std::this_thread::sleep_for(milliseconds{20});
+    HttpConnection again = connect();
+    Result<HttpResponse> response = again.post("/virtualmachines-validate", valid_review_);
+    ASSERT_TRUE(response.ok()) << response.error().message;
+    status = response->status;
+  }
+  EXPECT_EQ(status, 200);
+  // Answered requests release theirs: many in a row on one connection all fit.
+  HttpConnection connection = connect();
+  for (int i = 0; i < 20; ++i) {
+    Result<HttpResponse> response = connection.post("/virtualmachines-validate", valid_review_);
+    ASSERT_TRUE(response.ok()) << response.error().message;
+    ASSERT_EQ(response->status, 200);
+  }
+}
+
+// An orderly close ends the TLS session with close_notify, so that the client can tell it from
+// a cut connection: after an answer with Connection: close, and at the drain's last call.
+TEST_F(ServeHostile, OrderlyClosesSendTlsCloseNotify) {
+  HttpConnection connection = connect();
+  std::string request = apiserver_request("/virtualmachines-validate", valid_review_);
+  request.insert(request.find("\r\n") + 2, "Connection: close\r\n");
+  ASSERT_TRUE(connection.send(request).ok());
+  Result<HttpResponse> response = connection.read_response();
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->header("connection"), "close");
+  EXPECT_TRUE(connection.closed_by_peer());
+  EXPECT_TRUE(connection.received_close_notify());
+
+  HttpConnection idle = connect();
+  Result<HttpResponse> served = idle.post("/virtualmachines-validate", valid_review_);
+  ASSERT_TRUE(served.ok()) << served.error().message;
+  std::thread stopping([this] { server().stop(); });
+  EXPECT_TRUE(idle.closed_by_peer());
+  EXPECT_TRUE(idle.received_close_notify());
+  stopping.join();
 }
 
 TEST_F(ServeHostile, ChunkedBodyWithoutEndIsCutAtTheBodyTimeout) {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +26,21 @@
 
 namespace vmgate::testing {
 namespace {
+
+// AddressSanitizer has its own allocator and keeps freed memory in
+// quarantine: resident sizes mean nothing under it.
+#if defined(__SANITIZE_ADDRESS__)
+#define VMGATE_TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VMGATE_TEST_UNDER_ASAN 1
+#endif
+#endif
+#ifdef VMGATE_TEST_UNDER_ASAN
+constexpr bool under_asan = true;
+#else
+constexpr bool under_asan = false;
+#endif
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
@@ -190,15 +207,32 @@ TEST(ServeObjectsReload, EditedObjectsAreServedWithoutARestart) {
 
 // The built binary as a child process; its stderr (the JSON log) is read continuously by a
 // thread, as a container runtime does, so that the log pipe never fills and blocks the server.
+struct DescriptorLimits {
+  rlim_t soft = 0;
+  rlim_t hard = RLIM_INFINITY;  // RLIM_INFINITY: keep the inherited hard limit
+};
+
 class ServeProcess {
  public:
-  explicit ServeProcess(const std::vector<std::string>& args) {
+  /// `limits`: RLIMIT_NOFILE for the child, as `ulimit -n` sets it in a shell.
+  explicit ServeProcess(const std::vector<std::string>& args, std::optional<DescriptorLimits> limits = std::nullopt) {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
       throw std::runtime_error("pipe");
     }
     pid_ = ::fork();
     if (pid_ == 0) {
+      if (limits) {
+        rlimit limit{};
+        ::getrlimit(RLIMIT_NOFILE, &limit);
+        limit.rlim_cur = limits->soft;
+        if (limits->hard != RLIM_INFINITY) {
+          limit.rlim_max = limits->hard;
+        }
+        if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+          ::_exit(126);
+        }
+      }
       ::dup2(pipe_fds[1], STDERR_FILENO);
       std::vector<char*> argv;
       std::string binary = VMGATE_BINARY;
@@ -260,6 +294,28 @@ class ServeProcess {
   }
 
   void signal(int number) const { ::kill(pid_, number); }
+
+  /// Resident memory (/proc/PID/status VmRSS), in bytes.
+  [[nodiscard]] std::size_t resident_bytes() const {
+    const std::string status = read_file("/proc/" + std::to_string(pid_) + "/status");
+    const std::size_t at = status.find("VmRSS:");
+    return at == std::string::npos ? 0 : std::stoul(status.substr(at + 6)) * 1024;
+  }
+
+  /// User plus system CPU time the process has used so far (/proc/PID/stat utime + stime).
+  [[nodiscard]] double cpu_seconds() const {
+    const std::string stat = read_file("/proc/" + std::to_string(pid_) + "/stat");
+    std::size_t at = stat.rfind(')') + 2;  // after "pid (comm) ", at field 3
+    double ticks = 0;
+    for (int index = 3; index <= 15 && at < stat.size(); ++index) {
+      const std::size_t end = std::min(stat.find(' ', at), stat.size());
+      if (index == 14 || index == 15) {  // utime, stime
+        ticks += std::stod(stat.substr(at, end - at));
+      }
+      at = end + 1;
+    }
+    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  }
 
   int wait_exit() {
     int status = 0;
@@ -390,6 +446,135 @@ TEST(ServeDrain, DevelopmentCertificateWhenNoneIsGiven) {
   ASSERT_TRUE(connection.ok()) << connection.error().message;
   process.signal(SIGINT);
   EXPECT_EQ(process.wait_exit(), 0) << process.log();
+}
+
+// ---------------------------------------------------------------- out of descriptors
+
+TEST(ServeStartup, RaisesTheDescriptorSoftLimitToTheHardLimit) {
+  rlimit inherited{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &inherited), 0);
+  if (inherited.rlim_max <= 200) {
+    GTEST_SKIP() << "the hard descriptor limit is " << inherited.rlim_max;
+  }
+  TemporaryDirectory directory;
+  ServeProcess process({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--shutdown-delay", "0s",
+                        "--dev-cert-dir", (directory.path() / "dev").string()},
+                       DescriptorLimits{200});
+  const std::string raised = process.wait_for("descriptor limit raised to the hard limit");
+  ASSERT_FALSE(raised.empty()) << process.log();
+  EXPECT_EQ(text(parse(raised), "/from"), "200") << raised;
+  const std::string hard =
+      inherited.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(inherited.rlim_max);
+  EXPECT_EQ(text(parse(raised), "/to"), hard) << raised;
+  const std::string serving = process.wait_for("serving");
+  ASSERT_FALSE(serving.empty()) << process.log();
+  // "serving" is logged just before the signal handlers are installed: be served first.
+  ASSERT_TRUE(http_get(port_of(serving, "/metrics"), "/readyz").ok());
+  process.signal(SIGTERM);
+  EXPECT_EQ(process.wait_exit(), 0) << process.log();
+}
+
+// `ulimit -n 64` (soft and hard) and twice as many clients as descriptors: accept(2) fails with
+// EMFILE while the clients hold their connections. The listener pauses (a line a second at most)
+// instead of re-accepting at once, and serves again as soon as descriptors are released.
+TEST(ServeOverload, OutOfDescriptorsPausesTheListenerInsteadOfSpinning) {
+  TemporaryDirectory directory;
+  TestPki pki(directory.path());
+  const auto [cert, key] = pki.issue("serving");
+  ServeProcess process(
+      {"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key,
+       "--objects", kFixtures + "cluster.json", "--shutdown-delay", "0s", "--threads", "2"},
+      DescriptorLimits{64, 64});
+  const std::string serving = process.wait_for("serving");
+  ASSERT_FALSE(serving.empty()) << process.log();
+  const std::uint16_t port = port_of(serving, "/https");
+  std::vector<HttpConnection> clients;  // silent: each holds a server descriptor until the handshake timeout
+  for (int i = 0; i < 128; ++i) {
+    Result<HttpConnection> connection = HttpConnection::plain(port);
+    ASSERT_TRUE(connection.ok()) << connection.error().message;
+    clients.push_back(std::move(connection.value()));
+  }
+  for (int attempt = 0; attempt < 100 && process.log().find("\"msg\":\"accept failed") == std::string::npos;
+       ++attempt) {
+    std::this_thread::sleep_for(milliseconds{100});
+  }
+  ASSERT_NE(process.log().find("\"msg\":\"accept failed"), std::string::npos) << process.log().substr(0, 4000);
+
+  const std::size_t log_before = process.log().size();
+  const double cpu_before = process.cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::seconds{2});
+  const double cpu = process.cpu_seconds() - cpu_before;
+  const std::string logged = process.log().substr(log_before);
+  EXPECT_LT(cpu, 0.3) << "CPU seconds used in 2 s while out of descriptors";
+  std::size_t lines = 0;
+  for (std::size_t at = logged.find("accept failed"); at != std::string::npos;
+       at = logged.find("accept failed", at + 1)) {
+    ++lines;
+  }
+  EXPECT_LE(lines, 3U) << logged.substr(0, 2000);
+  EXPECT_NE(logged.find("\"msg\":\"accept failed; pausing the listener\""), std::string::npos)
+      << logged.substr(0, 2000);
+  EXPECT_NE(logged.find("\"suppressed\":\""), std::string::npos) << logged.substr(0, 2000);
+
+  clients.clear();  // the server's handshakes see end of stream and release their descriptors
+  const auto released = steady_clock::now();
+  Result<HttpResponse> ready = http_get(port_of(serving, "/metrics"), "/readyz");
+  ASSERT_TRUE(ready.ok()) << ready.error().message;
+  EXPECT_EQ(ready->status, 200);
+  ClientOptions client;
+  client.ca_file = pki.ca_file();
+  Result<HttpConnection> connection = HttpConnection::tls(port, client);
+  ASSERT_TRUE(connection.ok()) << connection.error().message;
+  Result<HttpResponse> response =
+      connection->post("/virtualmachines-validate", read_file(kFixtures + "vm-validate-conflict.request.json"));
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(response->status, 200);
+  EXPECT_LT(steady_clock::now() - released, std::chrono::seconds{2});
+  process.signal(SIGTERM);
+  EXPECT_EQ(process.wait_exit(), 0) << process.log().substr(0, 4000);
+}
+
+// After a burst of connections the idle process gives the memory they took back (it stayed at
+// the burst's size: glibc keeps freed memory, more so with serve's M_TRIM_THRESHOLD).
+TEST(ServeOverload, MemoryOfABurstOfConnectionsIsReturnedOnceTheyClose) {
+  if (under_asan) {
+    GTEST_SKIP() << "resident memory is not measurable under AddressSanitizer";
+  }
+  rlimit limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_cur < 2500 && limit.rlim_max >= 2500) {
+    limit.rlim_cur = limit.rlim_max;
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &limit), 0);
+  }
+  ASSERT_GE(limit.rlim_cur, 2500U) << "needs 2 500 descriptors (ulimit -n)";
+  TemporaryDirectory directory;
+  TestPki pki(directory.path());
+  const auto [cert, key] = pki.issue("serving");
+  ServeProcess process({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--tls-cert", cert,
+                        "--tls-key", key, "--shutdown-delay", "0s", "--watch-interval", "100ms"});
+  const std::string serving = process.wait_for("serving");
+  ASSERT_FALSE(serving.empty()) << process.log();
+  const std::size_t idle = process.resident_bytes();
+  ClientOptions client;
+  client.ca_file = pki.ca_file();
+  std::vector<HttpConnection> burst;
+  for (int i = 0; i < 1000; ++i) {
+    Result<HttpConnection> connection = HttpConnection::tls(port_of(serving, "/https"), client);
+    ASSERT_TRUE(connection.ok()) << connection.error().message;
+    burst.push_back(std::move(connection.value()));
+  }
+  const std::size_t peak = process.resident_bytes();
+  ASSERT_GT(peak, idle + (std::size_t{30} << 20U)) << "1000 TLS connections should take tens of MB";
+  burst.clear();
+  std::size_t after = peak;
+  for (int attempt = 0; attempt < 40 && after > idle + (peak - idle) / 4; ++attempt) {
+    std::this_thread::sleep_for(milliseconds{100});
+    after = process.resident_bytes();
+  }
+  EXPECT_LE(after, idle + (peak - idle) / 4)
+      << "idle " << idle << ", with 1000 connections " << peak << ", after " << after;
+  process.signal(SIGTERM);
+  EXPECT_EQ(process.wait_exit(), 0) << process.log().substr(0, 4000);
 }
 
 TEST(ServeStartup, UnusableSetupExitsTwoNamingTheProblem) {

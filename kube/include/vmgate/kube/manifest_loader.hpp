@@ -22,6 +22,12 @@ struct LoadLimits {
   std::size_t max_input_bytes = std::size_t{64} << 20U;
   /// One YAML document once aliases are expanded (see YamlLimits).
   std::size_t max_document_bytes = std::size_t{64} << 20U;
+  /// All the YAML documents of one input together, measured the same way (YamlLimits).
+  std::size_t max_stream_bytes = std::size_t{256} << 20U;
+  /// Objects of one input, after List flattening. With the byte limits this bounds the memory
+  /// an input can take: each object costs ~100 bytes of bookkeeping besides its value, and a
+  /// 64 MiB input can hold tens of millions of `{}`.
+  std::size_t max_objects = 1'000'000;
   /// Nesting of objects and arrays (json::DecodeLimits).
   std::size_t max_depth = 1000;
 };
@@ -30,8 +36,8 @@ struct LoadLimits {
 struct ManifestObject {
   /// "path#N": N counts the objects of that file from 0, after List flattening. stdin is "-".
   std::string source;
-  /// Owns `*value` (objects flattened from one List share it).
-  std::shared_ptr<const json::Document> document;
+  /// Owns `*value` (the objects of one input share it).
+  std::shared_ptr<const json::Value> document;
   /// A JSON object.
   const json::Value* value = nullptr;
 
@@ -45,7 +51,8 @@ struct ManifestObject {
 /// Errors (the message starts with the path): syntax errors and other errors with a position as
 /// "path:line:column: message"; a document or item that is not an object ("path:line:column:
 /// document 2 is a string, not an object"); a List whose items are not an array of objects;
-/// nesting deeper than max_depth.
+/// nesting deeper than max_depth; more than max_objects objects ("path: more than 1000000
+/// objects").
 Result<std::vector<ManifestObject>> parse_manifests(std::string_view text, std::string_view path,
                                                     const LoadLimits& limits = {});
 

@@ -22,12 +22,16 @@ struct YamlLimits {
   /// every string and member name. Kubernetes stores objects of at most ~1.5 MiB, so this only
   /// stops alias bombs ("billion laughs").
   std::size_t max_document_bytes = std::size_t{64} << 20U;
+  /// The same measure for all the documents of the stream together, so that memory stays
+  /// bounded for a stream of many documents each just under max_document_bytes.
+  std::size_t max_stream_bytes = std::size_t{256} << 20U;
 };
 
 /// One document of a YAML stream. `document` is Null for an empty document (`---` alone, `~`):
-/// callers skip those, as kubectl does.
+/// callers skip those, as kubectl does. The documents of one stream share one json::Document
+/// (and its allocator); each `document` keeps it alive.
 struct YamlDocument {
-  std::shared_ptr<json::Document> document;
+  std::shared_ptr<const json::Value> document;
   std::size_t line = 0;  // 1-based line where the document's content starts
   std::size_t column = 0;
 };
@@ -44,8 +48,8 @@ struct YamlError {
 /// nesting too deep, invalid UTF-8, duplicate key (`duplicate key "name"`), a key that is a
 /// mapping, a sequence or null, `.inf`/`.nan` values (JSON has no such numbers), an explicit tag
 /// the value does not fit, an alias to a node that is not complete, a merge (`<<`) of something
-/// other than mappings, a document larger than max_document_bytes. Conversion stops at the
-/// first error.
+/// other than mappings, a document larger than max_document_bytes, documents larger than
+/// max_stream_bytes together. Conversion stops at the first error.
 ///
 /// Merge keys: keys written in the mapping win over merged ones wherever `<<` stands, and among
 /// several merged mappings the earlier wins (the YAML merge-key spec; go-yaml v2 lets a merge

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "vmgate/common/result.hpp"
+
 namespace vmgate::launcher {
 
 struct PodLayout {
@@ -40,6 +42,15 @@ struct PodLayout {
 /// '/' and no NUL. Volume names and the VMI's name and namespace become file names; a VMI that
 /// did not go through admission must not reach outside the pod's directories with them.
 bool is_file_name(std::string_view name);
+
+/// A kernelBoot kernelPath or initrdPath (absolute or relative; either way taken from the
+/// kernel-boot directory) resolved lexically below layout.kernel_boot_dir: empty and "."
+/// components dropped, ".." removing the component before it. The file system is not consulted
+/// (the files come from another container's image), so a symlink is libvirt's to follow. A VMI
+/// that did not go through admission must not make QEMU read a host file
+/// (`/../../../etc/shadow`). Errors, for the caller to prefix with the field: a ".." above the
+/// directory, a path that resolves to the directory itself, a NUL byte.
+Result<std::string> kernel_boot_file(const PodLayout& layout, std::string_view path);
 
 /// The default layout with every directory moved below `root` (a pod's files when the
 /// launcher runs outside a pod, as the boot tests do). Explicit files stay as they are.

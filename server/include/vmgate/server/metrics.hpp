@@ -31,6 +31,7 @@ enum class Rejection {
   timeout,           // header, body or ?timeout= deadline passed
   connection_limit,  // --max-connections reached
   plain_http,        // HTTP sent to the TLS port
+  body_memory,       // 503: --max-body-memory reached
 };
 
 class Metrics {
@@ -63,7 +64,7 @@ class Metrics {
 
  private:
   static constexpr std::size_t endpoint_count = 4;
-  static constexpr std::size_t rejection_count = 9;
+  static constexpr std::size_t rejection_count = 10;
 
   struct Histogram {
     std::array<std::atomic<std::uint64_t>, latency_buckets.size()> buckets{};  // not cumulative

@@ -3,9 +3,10 @@
 // metrics listener, on Boost.Beast/Asio with OpenSSL (docs/webhook.md). Every connection has a
 // strand, a TLS handshake timeout, an idle timeout between requests, a header timeout from the
 // first byte, a body deadline (the body timeout or ?timeout=, whichever is sooner), a header
-// limit (431) and a body limit (413). Admission runs on the connection's strand: it is
-// CPU-only and takes tens of microseconds, so handing it to another pool would cost more than
-// it saves. Beast and Asio stay inside server.cpp; this header pulls in neither.
+// limit (431) and a body limit (413); the bodies of all connections share a budget (503).
+// Admission runs on the connection's strand: it is CPU-only and takes tens of microseconds, so
+// handing it to another pool would cost more than it saves. Beast and Asio stay inside
+// server.cpp; this header pulls in neither.
 #include <cstdint>
 #include <memory>
 
