@@ -120,6 +120,12 @@ TEST(ServeOptions, ErrorsNameTheOption) {
   EXPECT_NE(error_of({"--kubeconfig", "k"}).find("not part of this build yet"), std::string::npos);
 }
 
+TEST(ServeOptions, SingleDashArgumentsAndOperandsAreNotOptions) {
+  EXPECT_EQ(error_of({"-h"}), "unexpected argument \"-h\" (serve takes only options)");
+  EXPECT_EQ(error_of({"-"}), "unexpected argument \"-\" (serve takes only options)");
+  EXPECT_EQ(error_of({"--", "--listen"}), "unexpected argument \"--listen\" (serve takes only options)");
+}
+
 TEST(ServeOptions, HelpNeedsNothingElse) {
   Result<ServeOptions> options = parse({"--help"});
   ASSERT_TRUE(options.ok());
