@@ -59,6 +59,15 @@ TEST(CheckOptions, HelpNeedsNothingElse) {
   EXPECT_NE(check_usage().find("Usage: vmgate check"), std::string_view::npos);
 }
 
+TEST(CheckOptions, DoubleDashEndsTheOptions) {
+  Result<CheckOptions> options = parse({"-f", "vm.yaml", "--"});
+  ASSERT_TRUE(options.ok()) << options.error().message;
+  EXPECT_EQ(options->files, std::vector<std::string>{"vm.yaml"});
+  Result<CheckOptions> operand = parse({"-f", "vm.yaml", "--", "-o"});
+  ASSERT_FALSE(operand.ok());
+  EXPECT_EQ(operand.error().message, "unexpected argument \"-o\": inputs are given with -f");
+}
+
 struct Rejected {
   std::vector<std::string_view> args;
   std::string message;

@@ -1,8 +1,86 @@
 #include "vmgate/launcher/options.hpp"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 
+#include "vmgate/common/options.hpp"
+
 namespace vmgate::launcher {
+
+namespace {
+
+// In the order of launcher_usage().
+enum class Option : std::size_t {
+  vmi,
+  vm,
+  objects,
+  namespace_name,
+  vmi_name,
+  print_xml,
+  emulation,
+  console_log,
+  kernel_boot_dir,
+  pod_root,
+  ovmf_code,
+  ovmf_vars,
+  ovmf_secboot_code,
+  ovmf_secboot_vars,
+  connect,
+  root,
+  grace_period,
+  status_file,
+  help,
+};
+
+constexpr std::size_t index(Option option) {
+  return static_cast<std::size_t>(option);
+}
+
+constexpr std::size_t option_count = index(Option::help) + 1;
+
+// Every option may be given more than once, the last one winning (--objects adds up), as the
+// launcher has always accepted.
+constexpr common::OptionSpec value(std::string_view name) {
+  return {.name = name, .repeatable = true};
+}
+
+constexpr common::OptionSpec flag(std::string_view name, char alias = '\0') {
+  return {.name = name, .alias = alias, .flag = true, .repeatable = true};
+}
+
+// Keyed by Option so that the table cannot drift from the enum. No help text: launcher_usage()
+// is written out, as its layout (an input section, the four OVMF files on one line) is not a
+// table's.
+constexpr auto specs = [] {
+  std::array<common::OptionSpec, option_count> table{};
+  auto set = [&](Option option, common::OptionSpec spec) { table[index(option)] = spec; };
+  set(Option::vmi, value("vmi"));
+  set(Option::vm, value("vm"));
+  set(Option::objects, value("objects"));
+  set(Option::namespace_name, value("namespace"));
+  set(Option::vmi_name, value("vmi-name"));
+  set(Option::print_xml, flag("print-xml"));
+  set(Option::emulation, value("emulation"));
+  set(Option::console_log, value("console-log"));
+  set(Option::kernel_boot_dir, value("kernel-boot-dir"));
+  set(Option::pod_root, value("pod-root"));
+  set(Option::ovmf_code, value("ovmf-code"));
+  set(Option::ovmf_vars, value("ovmf-vars"));
+  set(Option::ovmf_secboot_code, value("ovmf-secboot-code"));
+  set(Option::ovmf_secboot_vars, value("ovmf-secboot-vars"));
+  set(Option::connect, value("connect"));
+  set(Option::root, value("root"));
+  set(Option::grace_period, value("grace-period"));
+  set(Option::status_file, value("status-file"));
+  set(Option::help, flag("help", 'h'));
+  return table;
+}();
+static_assert(std::none_of(specs.begin(), specs.end(),
+                           [](const common::OptionSpec& spec) { return spec.name.empty(); }),
+              "every Option is declared");
+
+}  // namespace
 
 std::string launcher_usage() {
   return R"(Usage: vmgate-launcher (--vmi FILE | --vm FILE [--objects PATH]... | --vmi-name NS/NAME) [options]
@@ -40,71 +118,88 @@ Options:
 }
 
 Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view> args) {
+  Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
+  if (!parsed) {
+    return Error{parsed.error().message()};
+  }
+  if (!parsed->operands.empty()) {
+    return Error{"unexpected argument " + std::string(parsed->operands.front())};
+  }
   LauncherOptions options;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    if (arg == "-h" || arg == "--help") {
-      options.help = true;
-      continue;
-    }
-    if (arg == "--print-xml") {
-      options.print_xml = true;
-      continue;
-    }
-    if (i + 1 >= args.size()) {
-      return Error{arg.starts_with("--") ? "option " + std::string(arg) + " needs a value or is unknown"
-                                         : "unexpected argument " + std::string(arg)};
-    }
-    const std::string value(args[++i]);
-    if (arg == "--vmi") {
-      options.vmi_file = value;
-    } else if (arg == "--vm") {
-      options.vm_file = value;
-    } else if (arg == "--objects") {
-      options.objects.push_back(value);
-    } else if (arg == "--namespace") {
-      options.namespace_name = value;
-    } else if (arg == "--vmi-name") {
-      options.vmi_name = value;
-    } else if (arg == "--connect") {
-      options.connect = value;
-    } else if (arg == "--root") {
-      options.root = value;
-    } else if (arg == "--console-log") {
-      options.console_log = value;
-    } else if (arg == "--kernel-boot-dir") {
-      options.kernel_boot_dir = value;
-    } else if (arg == "--pod-root") {
-      options.pod_root = value;
-    } else if (arg == "--status-file") {
-      options.status_file = value;
-    } else if (arg == "--ovmf-code") {
-      options.firmware.efi_code = value;
-    } else if (arg == "--ovmf-vars") {
-      options.firmware.efi_vars = value;
-    } else if (arg == "--ovmf-secboot-code") {
-      options.firmware.secure_boot_code = value;
-    } else if (arg == "--ovmf-secboot-vars") {
-      options.firmware.secure_boot_vars = value;
-    } else if (arg == "--emulation") {
-      if (value == "auto") {
-        options.emulation = Emulation::auto_detect;
-      } else if (value == "software") {
-        options.emulation = Emulation::software;
-      } else if (value == "kvm") {
-        options.emulation = Emulation::kvm;
-      } else {
-        return Error{"--emulation must be auto, software or kvm, not \"" + value + "\""};
+  for (const auto& [spec_index, text] : parsed->options) {
+    const std::string value(text);
+    switch (static_cast<Option>(spec_index)) {
+      case Option::vmi:
+        options.vmi_file = value;
+        break;
+      case Option::vm:
+        options.vm_file = value;
+        break;
+      case Option::objects:
+        options.objects.push_back(value);
+        break;
+      case Option::namespace_name:
+        options.namespace_name = value;
+        break;
+      case Option::vmi_name:
+        options.vmi_name = value;
+        break;
+      case Option::print_xml:
+        options.print_xml = true;
+        break;
+      case Option::emulation:
+        if (value == "auto") {
+          options.emulation = Emulation::auto_detect;
+        } else if (value == "software") {
+          options.emulation = Emulation::software;
+        } else if (value == "kvm") {
+          options.emulation = Emulation::kvm;
+        } else {
+          return Error{"--emulation must be auto, software or kvm, not \"" + value + "\""};
+        }
+        break;
+      case Option::console_log:
+        options.console_log = value;
+        break;
+      case Option::kernel_boot_dir:
+        options.kernel_boot_dir = value;
+        break;
+      case Option::pod_root:
+        options.pod_root = value;
+        break;
+      case Option::ovmf_code:
+        options.firmware.efi_code = value;
+        break;
+      case Option::ovmf_vars:
+        options.firmware.efi_vars = value;
+        break;
+      case Option::ovmf_secboot_code:
+        options.firmware.secure_boot_code = value;
+        break;
+      case Option::ovmf_secboot_vars:
+        options.firmware.secure_boot_vars = value;
+        break;
+      case Option::connect:
+        options.connect = value;
+        break;
+      case Option::root:
+        options.root = value;
+        break;
+      case Option::grace_period: {
+        long seconds = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+        if (ec != std::errc() || end != value.data() + value.size() || seconds < 0) {
+          return Error{"--grace-period must be a non-negative number of seconds, not \"" + value + "\""};
+        }
+        options.grace_period_seconds = seconds;
+        break;
       }
-    } else if (arg == "--grace-period") {
-      long seconds = 0;
-      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-      if (ec != std::errc() || end != value.data() + value.size() || seconds < 0) {
-        return Error{"--grace-period must be a non-negative number of seconds, not \"" + value + "\""};
-      }
-      options.grace_period_seconds = seconds;
-    } else {
-      return Error{"unknown option " + std::string(arg)};
+      case Option::status_file:
+        options.status_file = value;
+        break;
+      case Option::help:
+        options.help = true;
+        break;
     }
   }
   if (options.help) {

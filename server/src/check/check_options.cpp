@@ -2,33 +2,79 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
+
+#include "vmgate/common/options.hpp"
 
 namespace vmgate::cli {
 
 namespace {
 
-enum class Option { filename, objects, old, operation, namespace_name, output, help };
+// In the order of the help.
+enum class Option : std::size_t { filename, objects, operation, old, namespace_name, output, help };
 
-struct OptionSpec {
-  Option option;
-  std::string_view long_name;  // without "--"
-  char short_name;             // 0: none
-  bool takes_value;
-};
+constexpr std::size_t index(Option option) {
+  return static_cast<std::size_t>(option);
+}
 
-constexpr std::array<OptionSpec, 7> options{{
-    {Option::filename, "filename", 'f', true},
-    {Option::objects, "objects", 0, true},
-    {Option::old, "old", 0, true},
-    {Option::operation, "operation", 0, true},
-    {Option::namespace_name, "namespace", 'n', true},
-    {Option::output, "output", 'o', true},
-    {Option::help, "help", 'h', false},
-}};
+constexpr std::size_t option_count = index(Option::help) + 1;
 
-std::string display(const OptionSpec& spec) {
-  return spec.short_name != 0 ? std::string("-") + spec.short_name : "--" + std::string(spec.long_name);
+// Keyed by Option so that the table cannot drift from the enum. Every value must be non-empty:
+// an empty one is a slip (an unset shell variable, say), not a request.
+constexpr auto specs = [] {
+  std::array<common::OptionSpec, option_count> table{};
+  auto set = [&](Option option, common::OptionSpec spec) { table[index(option)] = spec; };
+  set(Option::filename, {.name = "filename",
+                         .alias = 'f',
+                         .repeatable = true,
+                         .non_empty = true,
+                         .value_name = "FILE|DIR|-",
+                         .help = "objects to check (required, repeatable). YAML or JSON; multi-document\n"
+                                 "YAML, JSON arrays and Lists; a directory means its *.yaml, *.yml and\n"
+                                 "*.json files, recursively, in path order; - reads stdin. Objects of\n"
+                                 "other kinds are skipped with a note."});
+  set(Option::objects, {.name = "objects",
+                        .repeatable = true,
+                        .non_empty = true,
+                        .value_name = "FILE|DIR|-",
+                        .help = "the cluster (repeatable): instancetypes, preferences, PVCs,\n"
+                                "DataVolumes, DataSources, VolumeSnapshots, ControllerRevisions and\n"
+                                "the KubeVirt CR. Other kinds are skipped with a note."});
+  set(Option::operation,
+      {.name = "operation", .non_empty = true, .value_name = "OPERATION", .help = "CREATE (default) or UPDATE."});
+  set(Option::old, {.name = "old",
+                    .non_empty = true,
+                    .value_name = "FILE|-",
+                    .help = "the object before the update: one VirtualMachine or\n"
+                            "VirtualMachineInstance; required with UPDATE, refused with CREATE."});
+  set(Option::namespace_name, {.name = "namespace",
+                               .alias = 'n',
+                               .non_empty = true,
+                               .value_name = "NS",
+                               .help = "namespace of the objects that carry none (default \"default\")."});
+  set(Option::output, {.name = "output",
+                       .alias = 'o',
+                       .non_empty = true,
+                       .value_name = "FORMAT",
+                       .help = "text (default), json or yaml."});
+  // Repeating -h is harmless, and scripts that add it to a command line should not fail.
+  set(Option::help, {.name = "help", .alias = 'h', .flag = true, .repeatable = true, .help = "print this help."});
+  return table;
+}();
+static_assert(std::none_of(specs.begin(), specs.end(),
+                           [](const common::OptionSpec& spec) { return spec.name.empty(); }),
+              "every Option is declared");
+
+// check names an option by its short name when it has one ("option -f needs a value"): the
+// usage line and the examples spell -f, -n and -o that way.
+std::string display(const common::OptionSpec& spec) {
+  return spec.alias != '\0' ? std::string("-") + spec.alias : "--" + std::string(spec.name);
+}
+
+Error option_error(const common::OptionError& error) {
+  if (error.kind == common::OptionErrorKind::unknown_option) {
+    return Error{error.message()};
+  }
+  return Error{"option " + display(*error.spec) + " " + std::string(error.problem())};
 }
 
 // RFC 1123 label, as Kubernetes validates namespace names.
@@ -52,7 +98,7 @@ std::string upper(std::string_view text) {
 
 }  // namespace
 
-std::string_view check_usage() {
+std::string check_usage() {
   return R"(Usage: vmgate check [-f FILE|DIR|-]... [--objects FILE|DIR|-]... [--old FILE|-]
                     [--operation CREATE|UPDATE] [--namespace NS] [-o text|json|yaml]
 
@@ -61,20 +107,8 @@ VirtualMachineInstance it would launch) on every kubevirt.io VirtualMachine and
 VirtualMachineInstance in the -f inputs, offline, and prints the verdicts.
 
 Options:
-  -f, --filename FILE|DIR|-  objects to check (required, repeatable). YAML or JSON; multi-document
-                             YAML, JSON arrays and Lists; a directory means its *.yaml, *.yml and
-                             *.json files, recursively, in path order; - reads stdin. Objects of
-                             other kinds are skipped with a note.
-      --objects FILE|DIR|-   the cluster (repeatable): instancetypes, preferences, PVCs,
-                             DataVolumes, DataSources, VolumeSnapshots, ControllerRevisions and
-                             the KubeVirt CR. Other kinds are skipped with a note.
-      --operation OPERATION  CREATE (default) or UPDATE.
-      --old FILE|-           the object before the update: one VirtualMachine or
-                             VirtualMachineInstance; required with UPDATE, refused with CREATE.
-  -n, --namespace NS         namespace of the objects that carry none (default "default").
-  -o, --output FORMAT        text (default), json or yaml.
-  -h, --help                 print this help.
-
+)" + common::format_options(specs) +
+         R"(
 Exit status: 0 every object admitted, 1 at least one denied, 2 unusable input or arguments
 (nothing is printed on stdout then, except that a -f file that cannot be read or parsed is
 named on stderr while the other files' objects are still judged and printed, as
@@ -83,71 +117,16 @@ named on stderr while the other files' objects are still judged and printed, as
 }
 
 Result<CheckOptions> parse_check_options(std::span<const std::string_view> args) {
+  Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
+  if (!parsed) {
+    return option_error(parsed.error());
+  }
+  if (!parsed->operands.empty()) {
+    return Error{"unexpected argument \"" + std::string(parsed->operands.front()) + "\": inputs are given with -f"};
+  }
   CheckOptions result;
-  std::array<bool, options.size()> seen{};
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    const OptionSpec* spec = nullptr;
-    std::optional<std::string_view> inline_value;
-    if (arg.starts_with("--") && arg.size() > 2) {
-      std::string_view name = arg.substr(2);
-      if (const std::size_t equals = name.find('='); equals != std::string_view::npos) {
-        inline_value = name.substr(equals + 1);
-        name = name.substr(0, equals);
-      }
-      for (const OptionSpec& s : options) {
-        if (s.long_name == name) {
-          spec = &s;
-        }
-      }
-      if (spec == nullptr) {
-        return Error{"unknown option --" + std::string(name)};
-      }
-    } else if (arg.size() >= 2 && arg[0] == '-' && arg[1] != '-') {
-      for (const OptionSpec& s : options) {
-        if (s.short_name == arg[1]) {
-          spec = &s;
-        }
-      }
-      if (spec == nullptr) {
-        return Error{"unknown option " + std::string(arg.substr(0, 2))};
-      }
-      if (arg.size() > 2) {
-        std::string_view rest = arg.substr(2);
-        if (rest.starts_with('=')) {
-          rest.remove_prefix(1);
-        }
-        inline_value = rest;
-      }
-    } else {
-      return Error{"unexpected argument \"" + std::string(arg) + "\": inputs are given with -f"};
-    }
-
-    if (!spec->takes_value) {
-      if (inline_value) {
-        return Error{"option " + display(*spec) + " takes no value"};
-      }
-      result.help = true;
-      continue;
-    }
-    std::string_view value;
-    if (inline_value) {
-      value = *inline_value;
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      return Error{"option " + display(*spec) + " needs a value"};
-    }
-    if (value.empty()) {
-      return Error{"option " + display(*spec) + " needs a non-empty value"};
-    }
-    const auto index = static_cast<std::size_t>(spec - options.data());
-    const bool repeatable = spec->option == Option::filename || spec->option == Option::objects;
-    if (seen[index] && !repeatable) {
-      return Error{"option " + display(*spec) + " given more than once"};
-    }
-    seen[index] = true;
-    switch (spec->option) {
+  for (const auto& [spec_index, value] : parsed->options) {
+    switch (static_cast<Option>(spec_index)) {
       case Option::filename:
         result.files.emplace_back(value);
         break;
@@ -187,6 +166,7 @@ Result<CheckOptions> parse_check_options(std::span<const std::string_view> args)
         }
         break;
       case Option::help:
+        result.help = true;
         break;
     }
   }

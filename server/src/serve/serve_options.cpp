@@ -2,74 +2,139 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <limits>
 #include <optional>
-#include <set>
-#include <utility>
 
+#include "vmgate/common/options.hpp"
 #include "vmgate/server/go_duration.hpp"
 
 namespace vmgate::serve {
 
 namespace {
 
-enum class Option {
+// In the order of the help.
+enum class Option : std::size_t {
   listen,
   metrics_listen,
   tls_cert,
   tls_key,
-  client_ca,
   dev_cert_dir,
+  client_ca,
   tls_profile,
   objects,
-  kubeconfig,
   kubevirt_namespace,
   threads,
-  watch_interval,
-  shutdown_delay,
-  grace_period,
+  max_connections,
+  max_body_memory,
   handshake_timeout,
   header_timeout,
   body_timeout,
   idle_timeout,
-  max_connections,
-  max_body_memory,
+  shutdown_delay,
+  grace_period,
+  watch_interval,
   access_log,
+  kubeconfig,
   help,
 };
 
-struct OptionSpec {
-  Option option;
-  std::string_view name;  // without "--"
-  bool takes_value;
-};
+constexpr std::size_t index(Option option) {
+  return static_cast<std::size_t>(option);
+}
 
-constexpr std::array<OptionSpec, 22> specs{{
-    {Option::listen, "listen", true},
-    {Option::metrics_listen, "metrics-listen", true},
-    {Option::tls_cert, "tls-cert", true},
-    {Option::tls_key, "tls-key", true},
-    {Option::client_ca, "client-ca", true},
-    {Option::dev_cert_dir, "dev-cert-dir", true},
-    {Option::tls_profile, "tls-profile", true},
-    {Option::objects, "objects", true},
-    {Option::kubeconfig, "kubeconfig", true},
-    {Option::kubevirt_namespace, "kubevirt-namespace", true},
-    {Option::threads, "threads", true},
-    {Option::watch_interval, "watch-interval", true},
-    {Option::shutdown_delay, "shutdown-delay", true},
-    {Option::grace_period, "grace-period", true},
-    {Option::handshake_timeout, "handshake-timeout", true},
-    {Option::header_timeout, "header-timeout", true},
-    {Option::body_timeout, "body-timeout", true},
-    {Option::idle_timeout, "idle-timeout", true},
-    {Option::max_connections, "max-connections", true},
-    {Option::max_body_memory, "max-body-memory", true},
-    {Option::access_log, "access-log", true},
-    {Option::help, "help", false},
-}};
+constexpr std::size_t option_count = index(Option::help) + 1;
+
+// Keyed by Option so that the table cannot drift from the enum.
+constexpr auto specs = [] {
+  std::array<common::OptionSpec, option_count> table{};
+  auto set = [&](Option option, common::OptionSpec spec) { table[index(option)] = spec; };
+  set(Option::listen, {.name = "listen",
+                       .value_name = "ADDR:PORT",
+                       .help = "the HTTPS listener (default 0.0.0.0:8443; env PORT sets the port)."});
+  set(Option::metrics_listen, {.name = "metrics-listen",
+                               .value_name = "ADDR:PORT",
+                               .help = "health and metrics, plain HTTP (default 0.0.0.0:8080)."});
+  set(Option::tls_cert, {.name = "tls-cert",
+                         .value_name = "FILE",
+                         .help = "PEM certificate chain (env TLS_CERT); re-read when it changes."});
+  set(Option::tls_key, {.name = "tls-key",
+                        .value_name = "FILE",
+                        .help = "PEM private key (env TLS_KEY); re-read when it changes.\n"
+                                "Without both, a development CA and certificate for localhost are\n"
+                                "generated into --dev-cert-dir and the log says so."});
+  set(Option::dev_cert_dir, {.name = "dev-cert-dir",
+                             .value_name = "DIR",
+                             .help = "where the development certificate goes (default $TMPDIR/vmgate-dev-cert)."});
+  set(Option::client_ca, {.name = "client-ca",
+                          .value_name = "FILE",
+                          .help = "require client certificates signed by this CA (re-read on change)."});
+  set(Option::tls_profile, {.name = "tls-profile",
+                            .value_name = "NAME",
+                            .help = "intermediate (default: TLS 1.2 and 1.3) or modern (TLS 1.3 only)."});
+  set(Option::objects, {.name = "objects",
+                        .repeatable = true,
+                        .value_name = "FILE|DIR",
+                        .help = "the cluster: instancetypes, preferences, PVCs, DataVolumes,\n"
+                                "DataSources, the KubeVirt CR (repeatable); re-read when it changes."});
+  set(Option::kubevirt_namespace, {.name = "kubevirt-namespace",
+                                   .value_name = "NS",
+                                   .help = "KubeVirt's namespace; its service accounts count as KubeVirt\n"
+                                           "(default kubevirt)."});
+  set(Option::threads,
+      {.name = "threads", .value_name = "N", .help = "I/O threads (default 0: one per CPU this process may use)."});
+  set(Option::max_connections, {.name = "max-connections",
+                                .value_name = "N",
+                                .help = "open connections at most (default 10000); more are closed at once."});
+  set(Option::max_body_memory, {.name = "max-body-memory",
+                                .value_name = "SIZE",
+                                .help = "request bodies held at once, all connections together (default\n"
+                                        "512Mi); a request beyond it gets 503 with Retry-After."});
+  set(Option::handshake_timeout,
+      {.name = "handshake-timeout", .value_name = "D", .help = "TLS handshake (default 10s)."});
+  set(Option::header_timeout, {.name = "header-timeout",
+                               .value_name = "D",
+                               .help = "from a request's first byte to its last header (default 10s)."});
+  set(Option::body_timeout, {.name = "body-timeout",
+                             .value_name = "D",
+                             .help = "the request body, or ?timeout= when shorter (default 30s)."});
+  set(Option::idle_timeout, {.name = "idle-timeout",
+                             .value_name = "D",
+                             .help = "keep-alive connection idle (default 120s, above the apiserver's 90s)."});
+  set(Option::shutdown_delay, {.name = "shutdown-delay",
+                               .value_name = "D",
+                               .help = "after SIGTERM: not ready but still serving (default 5s)."});
+  set(Option::grace_period,
+      {.name = "grace-period", .value_name = "D", .help = "then, for in-flight requests to finish (default 25s)."});
+  set(Option::watch_interval, {.name = "watch-interval",
+                               .value_name = "D",
+                               .help = "how often certificate and object files are checked (default 1s)."});
+  set(Option::access_log, {.name = "access-log",
+                           .value_name = "true|false",
+                           .help = "one JSON line per admission on stderr (default true)."});
+  set(Option::kubeconfig, {.name = "kubeconfig",
+                           .value_name = "FILE",
+                           .help = "not available yet: the Kubernetes API client comes in a later release."});
+  set(Option::help, {.name = "help", .flag = true, .help = "print this help."});
+  return table;
+}();
+static_assert(std::none_of(specs.begin(), specs.end(),
+                           [](const common::OptionSpec& spec) { return spec.name.empty(); }),
+              "every Option is declared");
+
+// serve's own wording, which its users and tests know: "--listen needs a value". An argument
+// with a single dash is not an option here: serve has no short options.
+Error option_error(const common::OptionError& error) {
+  if (error.kind == common::OptionErrorKind::unknown_option) {
+    if (!error.option.starts_with("--")) {
+      return Error{"unexpected argument \"" + error.argument + "\" (serve takes only options)"};
+    }
+    return Error{error.message()};
+  }
+  return Error{error.option + " " + std::string(error.problem())};
+}
 
 template <class Number>
 std::optional<Number> parse_number(std::string_view text) {
@@ -104,6 +169,25 @@ Result<std::chrono::milliseconds> parse_milliseconds(std::string_view name, std:
     return Error{"--" + std::string(name) + ": " + parsed.error().message + " (e.g. 10s, 500ms, 2m)"};
   }
   return std::chrono::ceil<std::chrono::milliseconds>(*parsed);
+}
+
+std::chrono::milliseconds& duration_field(ServeOptions& options, Option option) {
+  switch (option) {
+    case Option::watch_interval:
+      return options.watch_interval;
+    case Option::shutdown_delay:
+      return options.shutdown_delay;
+    case Option::grace_period:
+      return options.grace_period;
+    case Option::handshake_timeout:
+      return options.handshake_timeout;
+    case Option::header_timeout:
+      return options.header_timeout;
+    case Option::body_timeout:
+      return options.body_timeout;
+    default:
+      return options.idle_timeout;
+  }
 }
 
 bool is_ip_literal(const std::string& host) {
@@ -147,50 +231,27 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
 }
 
 Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args, const Environment& environment) {
+  Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
+  if (!parsed) {
+    return option_error(parsed.error());
+  }
+  if (!parsed->operands.empty()) {
+    return Error{"unexpected argument \"" + std::string(parsed->operands.front()) + "\" (serve takes only options)"};
+  }
   ServeOptions options;
-  std::set<Option> seen;
   std::optional<std::string> kubeconfig;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    if (!arg.starts_with("--")) {
-      return Error{"unexpected argument \"" + std::string(arg) + "\" (serve takes only options)"};
-    }
-    std::string_view name = arg.substr(2);
-    std::optional<std::string_view> value;
-    if (const std::size_t equals = name.find('='); equals != std::string_view::npos) {
-      value = name.substr(equals + 1);
-      name = name.substr(0, equals);
-    }
-    const OptionSpec* spec = nullptr;
-    for (const OptionSpec& candidate : specs) {
-      if (candidate.name == name) {
-        spec = &candidate;
-      }
-    }
-    if (spec == nullptr) {
-      return Error{"unknown option --" + std::string(name)};
-    }
-    if (!spec->takes_value && value) {
-      return Error{"--" + std::string(name) + " takes no value"};
-    }
-    if (spec->takes_value && !value) {
-      if (i + 1 >= args.size()) {
-        return Error{"--" + std::string(name) + " needs a value"};
-      }
-      value = args[++i];
-    }
-    if (spec->option != Option::objects && !seen.insert(spec->option).second) {
-      return Error{"--" + std::string(name) + " given more than once"};
-    }
-    const std::string text(value.value_or(""));
-    switch (spec->option) {
+  for (const auto& [spec_index, value] : parsed->options) {
+    const auto option = static_cast<Option>(spec_index);
+    const std::string_view name = specs[spec_index].name;
+    const std::string text(value);
+    switch (option) {
       case Option::listen:
       case Option::metrics_listen: {
         Result<ListenAddress> address = parse_listen_address(text);
         if (!address) {
           return Error{"--" + std::string(name) + ": " + address.error().message};
         }
-        (spec->option == Option::listen ? options.listen : options.metrics_listen) = *address;
+        (option == Option::listen ? options.listen : options.metrics_listen) = *address;
         break;
       }
       case Option::tls_cert:
@@ -270,33 +331,11 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
         if (!duration) {
           return duration.error();
         }
-        const bool zero_allowed = spec->option == Option::shutdown_delay || spec->option == Option::grace_period;
+        const bool zero_allowed = option == Option::shutdown_delay || option == Option::grace_period;
         if (duration->count() == 0 && !zero_allowed) {
           return Error{"--" + std::string(name) + " must be longer than 0"};
         }
-        switch (spec->option) {
-          case Option::watch_interval:
-            options.watch_interval = *duration;
-            break;
-          case Option::shutdown_delay:
-            options.shutdown_delay = *duration;
-            break;
-          case Option::grace_period:
-            options.grace_period = *duration;
-            break;
-          case Option::handshake_timeout:
-            options.handshake_timeout = *duration;
-            break;
-          case Option::header_timeout:
-            options.header_timeout = *duration;
-            break;
-          case Option::body_timeout:
-            options.body_timeout = *duration;
-            break;
-          default:
-            options.idle_timeout = *duration;
-            break;
-        }
+        duration_field(options, option) = *duration;
         break;
       }
     }
@@ -311,7 +350,7 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
   }
   // The benchmark harness's contract (docs/webhook.md, "Environment for the benchmark harness"): PORT,
   // TLS_CERT, TLS_KEY.
-  if (seen.count(Option::listen) == 0) {
+  if (!parsed->has(index(Option::listen))) {
     if (const char* port = environment ? environment("PORT") : nullptr; port != nullptr && *port != '\0') {
       const std::optional<std::uint16_t> number = parse_number<std::uint16_t>(port);
       if (!number) {
@@ -335,7 +374,7 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
   return options;
 }
 
-std::string_view serve_usage() {
+std::string serve_usage() {
   return R"(Usage: vmgate serve [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE] [--client-ca FILE]
                     [--objects FILE|DIR]... [--metrics-listen ADDR:PORT] [--threads N] [options]
 
@@ -346,34 +385,8 @@ Serves KubeVirt's VirtualMachine and VirtualMachineInstance admission webhooks o
 and GET /healthz, /livez, /readyz and /metrics (Prometheus) over plain HTTP on the metrics port.
 
 Options:
-  --listen ADDR:PORT          the HTTPS listener (default 0.0.0.0:8443; env PORT sets the port).
-  --metrics-listen ADDR:PORT  health and metrics, plain HTTP (default 0.0.0.0:8080).
-  --tls-cert FILE             PEM certificate chain (env TLS_CERT); re-read when it changes.
-  --tls-key FILE              PEM private key (env TLS_KEY); re-read when it changes.
-                              Without both, a development CA and certificate for localhost are
-                              generated into --dev-cert-dir and the log says so.
-  --dev-cert-dir DIR          where the development certificate goes (default $TMPDIR/vmgate-dev-cert).
-  --client-ca FILE            require client certificates signed by this CA (re-read on change).
-  --tls-profile NAME          intermediate (default: TLS 1.2 and 1.3) or modern (TLS 1.3 only).
-  --objects FILE|DIR          the cluster: instancetypes, preferences, PVCs, DataVolumes,
-                              DataSources, the KubeVirt CR (repeatable); re-read when it changes.
-  --kubevirt-namespace NS     KubeVirt's namespace; its service accounts count as KubeVirt
-                              (default kubevirt).
-  --threads N                 I/O threads (default 0: one per CPU this process may use).
-  --max-connections N         open connections at most (default 10000); more are closed at once.
-  --max-body-memory SIZE      request bodies held at once, all connections together (default
-                              512Mi); a request beyond it gets 503 with Retry-After.
-  --handshake-timeout D       TLS handshake (default 10s).
-  --header-timeout D          from a request's first byte to its last header (default 10s).
-  --body-timeout D            the request body, or ?timeout= when shorter (default 30s).
-  --idle-timeout D            keep-alive connection idle (default 120s, above the apiserver's 90s).
-  --shutdown-delay D          after SIGTERM: not ready but still serving (default 5s).
-  --grace-period D            then, for in-flight requests to finish (default 25s).
-  --watch-interval D          how often certificate and object files are checked (default 1s).
-  --access-log true|false     one JSON line per admission on stderr (default true).
-  --kubeconfig FILE           not available yet: the Kubernetes API client comes in a later release.
-  --help                      print this help.
-Durations are Go-style: 500ms, 10s, 2m.
+)" + common::format_options(specs) +
+         R"(Durations are Go-style: 500ms, 10s, 2m.
 
 Bodies above 8 MiB get 413, headers above 16 KiB 431. SIGTERM or SIGINT: /readyz fails,
 requests are still served for the shutdown delay, then the listener closes, in-flight requests

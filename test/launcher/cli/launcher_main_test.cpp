@@ -54,6 +54,19 @@ TEST(LauncherCli, UnknownOptionAndBadValues) {
   EXPECT_NE(run_cli({"--grace-period", "-1"}).err.find("--grace-period must be"), std::string::npos);
 }
 
+TEST(LauncherCli, OptionSyntaxErrorsNameTheOption) {
+  EXPECT_NE(run_cli({"--vmi"}).err.find("option --vmi needs a value"), std::string::npos);
+  EXPECT_NE(run_cli({"--print-xml=yes"}).err.find("option --print-xml takes no value"), std::string::npos);
+  EXPECT_NE(run_cli({"vmi.yaml"}).err.find("unexpected argument vmi.yaml"), std::string::npos);
+}
+
+TEST(LauncherCli, ValuesAfterAnEqualsSign) {
+  const std::string vmi = fixtures + "/examples/cirros-containerdisk.yaml";
+  const LauncherRun result = run_cli({"--vmi=" + vmi, "--print-xml", "--emulation=software"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_EQ(result.out.rfind("<domain type='qemu'>", 0), 0U);
+}
+
 TEST(LauncherCli, PrintXmlFromVmi) {
   const std::string vmi = fixtures + "/examples/cirros-containerdisk.yaml";
   const LauncherRun result =

@@ -131,6 +131,12 @@ TEST(ServeOptions, MaxBodyMemory) {
   }
 }
 
+TEST(ServeOptions, SingleDashArgumentsAndOperandsAreNotOptions) {
+  EXPECT_EQ(error_of({"-h"}), "unexpected argument \"-h\" (serve takes only options)");
+  EXPECT_EQ(error_of({"-"}), "unexpected argument \"-\" (serve takes only options)");
+  EXPECT_EQ(error_of({"--", "--listen"}), "unexpected argument \"--listen\" (serve takes only options)");
+}
+
 TEST(ServeOptions, HelpNeedsNothingElse) {
   Result<ServeOptions> options = parse({"--help"});
   ASSERT_TRUE(options.ok());

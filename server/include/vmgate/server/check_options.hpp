@@ -23,7 +23,8 @@ struct CheckOptions {
 };
 
 /// Parses the arguments that follow `check`. Options take their value as the next argument,
-/// after `=` (`--output=json`) or, for the short ones, attached (`-ojson`).
+/// after `=` (`--output=json`) or, for the short ones, attached (`-ojson`); `--` ends the
+/// options (check takes no operands: inputs are given with -f).
 /// Errors, in words for the user: an unknown option (`--kubeconfig` included: not supported
 /// yet), an option without its value, a repeated -o/--operation/--namespace/--old, an
 /// unknown output format or operation, a namespace that is not a DNS label, an argument that
@@ -32,6 +33,6 @@ struct CheckOptions {
 Result<CheckOptions> parse_check_options(std::span<const std::string_view> args);
 
 /// `vmgate check --help`.
-std::string_view check_usage();
+std::string check_usage();
 
 }  // namespace vmgate::cli

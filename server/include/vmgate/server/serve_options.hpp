@@ -59,8 +59,9 @@ struct ServeOptions {
 using Environment = std::function<const char*(const char*)>;
 
 /// Parses the arguments that follow `serve`. Options take their value as the next argument or
-/// after `=`. The environment supplies PORT (listen on 0.0.0.0:$PORT), TLS_CERT and TLS_KEY when
-/// the corresponding option is not given (the benchmark harness's contract).
+/// after `=`; `--` ends the options (serve takes no operands: anything after it is refused).
+/// The environment supplies PORT (listen on 0.0.0.0:$PORT), TLS_CERT and TLS_KEY when the
+/// corresponding option is not given (the benchmark harness's contract).
 /// Errors, in words for the user: an unknown option, an option without its value, a repeated
 /// option (other than --objects), a malformed address, port, duration ("10s", "500ms", "2m") or
 /// number, --tls-cert without --tls-key or the reverse, --client-ca without --tls-cert (a
@@ -72,6 +73,6 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
 Result<ListenAddress> parse_listen_address(std::string_view text);
 
 /// `vmgate serve --help`.
-std::string_view serve_usage();
+std::string serve_usage();
 
 }  // namespace vmgate::serve
