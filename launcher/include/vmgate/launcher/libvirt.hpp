@@ -48,8 +48,8 @@ class EventLoop {
   std::thread thread_;
 };
 
-/// Writes `<root>/etc/qemu.conf` for the embedded driver as launcher-libvirt.md B.4/B.5 found
-/// necessary: root user (no 12 s capability re-probe), stdio_handler file (no virtlogd),
+/// Writes `<root>/etc/qemu.conf` with what the embedded driver needs in a pod without a
+/// daemon: root user (no 12 s capability re-probe), stdio_handler file (no virtlogd),
 /// remember_owner 0, no mount namespace, no cgroups. Errors: the file cannot be written.
 Result<std::string> write_embed_qemu_conf(const std::string& root);
 
