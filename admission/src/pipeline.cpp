@@ -422,6 +422,7 @@ Outcome Pipeline::admit(const Request& request, const ClusterView& cluster) cons
       outcome.expanded = std::move(vmi.value());
     } else {
       outcome.verdict.warnings.push_back("the VirtualMachineInstance cannot be built yet: " + vmi.error().message);
+      outcome.expansion_error = vmi.error();
     }
   }
   return outcome;

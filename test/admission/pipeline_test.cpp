@@ -149,6 +149,34 @@ TEST(Pipeline, MissingInstancetypeIsAdmittedWithAWarningThatNamesIt) {
       << outcome.verdict.warnings[0];
 }
 
+TEST(Pipeline, AnUnexpandableVmCarriesTheExpansionErrorBesideItsWarning) {
+  const Pipeline pipeline;
+  const ObjectStore store;
+  const json::Document vm = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
+    "metadata":{"name":"vm","namespace":"ns"},
+    "spec":{"runStrategy":"Always","instancetype":{"name":"u1.nothere"},
+      "template":{"spec":{"domain":{"devices":{}}}}}})");
+  Request r;
+  r.object = &vm;
+  const Outcome outcome = pipeline.admit(r, store);
+  EXPECT_TRUE(outcome.verdict.allowed) << outcome.verdict.message;
+  EXPECT_TRUE(outcome.expanded.IsNull());
+  ASSERT_TRUE(outcome.expansion_error.has_value());
+  ASSERT_FALSE(outcome.verdict.warnings.empty());
+  EXPECT_EQ(outcome.verdict.warnings.back(),
+            "the VirtualMachineInstance cannot be built yet: " + outcome.expansion_error->message);
+  // The same reason expand() gives on its own.
+  Result<json::Document> expanded = pipeline.expand(outcome.admitted, "ns", "", store);
+  ASSERT_FALSE(expanded.ok());
+  EXPECT_EQ(outcome.expansion_error->message, expanded.error().message);
+
+  r.resource = Resource::virtual_machine_instance;
+  const json::Document vmi = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
+    "metadata":{"name":"vmi","namespace":"ns"},"spec":{"domain":{"devices":{}}}})");
+  r.object = &vmi;
+  EXPECT_FALSE(pipeline.admit(r, store).expansion_error.has_value());
+}
+
 TEST(Pipeline, DiscontinuedBindingsOnCreateAndStorageAfterTheSpec) {
   const Pipeline pipeline;
   const ObjectStore store;

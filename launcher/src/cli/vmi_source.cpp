@@ -69,13 +69,9 @@ Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& st
   if (!outcome.verdict.allowed) {
     return Error{"admission denied the VirtualMachine: " + outcome.verdict.message};
   }
-  if (!outcome.expanded.IsObject()) {
-    // admit() leaves `expanded` Null when expansion fails; expand() again for its reason.
-    Result<json::Document> expanded = pipeline.expand(outcome.admitted, options.namespace_name, "", cluster->store);
-    if (!expanded) {
-      return Error{"cannot expand the VirtualMachine: " + expanded.error().message};
-    }
-    outcome.expanded.Swap(*expanded);
+  // admit() admits a VM it cannot expand yet (the webhook only warns); the launcher needs the VMI.
+  if (outcome.expansion_error) {
+    return Error{"cannot expand the VirtualMachine: " + outcome.expansion_error->message};
   }
   vmi.Swap(outcome.expanded);
   default_namespace(vmi, options.namespace_name);

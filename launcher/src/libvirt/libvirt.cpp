@@ -52,7 +52,9 @@ Result<std::string> write_embed_qemu_conf(const std::string& root) {
   }
   const std::filesystem::path file = etc / "qemu.conf";
   std::ofstream out(file);
-  out << "# Written by vmgate-launcher for the embedded QEMU driver (launcher-libvirt.md B.4).\n"
+  out << "# Written by vmgate-launcher for the embedded QEMU driver. QEMU runs as root (another user\n"
+         "# makes every connect re-probe QEMU's capabilities) and writes its output to files (there is\n"
+         "# no virtlogd); libvirt tracks no file owners and makes no mount namespace or cgroups.\n"
          "user = \"root\"\n"
          "group = \"root\"\n"
          "stdio_handler = \"file\"\n"

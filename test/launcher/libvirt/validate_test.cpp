@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "support/json_test_support.hpp"
+#include "support/temporary_directory.hpp"
 #include "vmgate/launcher/converter.hpp"
 #include "vmgate/launcher/libvirt.hpp"
 #include "vmgate/launcher/options.hpp"
@@ -88,9 +89,11 @@ TEST(DefineValidate, EmbeddedQemuDriver) {
     }
     GTEST_SKIP() << "libvirt-daemon-driver-qemu is not installed";
   }
-  // One root per process (the driver locks it); kept in the build tree so its capability cache
-  // stays warm between runs.
-  const std::string root = std::string(VMGATE_BUILD_DIR) + "/launcher-embed-validate";
+  // The driver writes its state (capabilities cache, pid file, etc/qemu.conf) under the root: a
+  // fresh temporary one, removed afterwards, keeps the source and build trees clean. The price is
+  // one capabilities probe per run.
+  const vmgate::testing::TemporaryDirectory directory;
+  const std::string root = (directory.path() / "embed-root").string();
   Result<std::string> conf = write_embed_qemu_conf(root);
   ASSERT_TRUE(conf.ok()) << conf.error().message;
   define_all(embed_uri(root), {});

@@ -4,12 +4,14 @@
 // Thread-safety: every function is re-entrant; a Pipeline is immutable after construction
 // and may be shared between threads.
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "vmgate/admission/cluster.hpp"
 #include "vmgate/admission/field_error.hpp"
 #include "vmgate/common/json.hpp"
+#include "vmgate/common/result.hpp"
 
 namespace vmgate::admission {
 
@@ -46,6 +48,10 @@ struct Outcome {
   json::Document admitted;  // after the mutating stage; Null when the mutating stage denied
   json::Document patch;     // object -> admitted ([] when nothing changed or denied)
   json::Document expanded;  // VM: the VMI that would be launched; Null for a VMI or a denial
+  /// VM admitted but not expandable (a missing instancetype, say): why `expanded` is Null. The
+  /// verdict's warnings say the same for the webhook; callers that need the VMI (the launcher)
+  /// take the reason from here instead of expanding again.
+  std::optional<Error> expansion_error;
 };
 
 class Pipeline {

@@ -1,0 +1,418 @@
+// The compute part of the domain (KubeVirt's converter/compute): name and metadata, memory,
+// CPU, machine and firmware, features, clock.
+#include "converter_core.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "vmgate/admission/quantity.hpp"
+#include "vmgate/launcher/pod_layout.hpp"
+
+namespace vmgate::launcher::detail {
+
+// KubeVirt names the domain <namespace>_<name> and keeps the uid and grace period in its own
+// metadata namespace (converter.go Convert_v1_VirtualMachineInstance_To_api_Domain).
+void Converter::map_metadata(XmlElement& domain) {
+  const Value* metadata = json::find(vmi_, "metadata");
+  if (metadata == nullptr || !metadata->IsObject()) {
+    fail("metadata", "required");
+    return;
+  }
+  name_ = get_string(*metadata, "name", "metadata").value_or("");
+  namespace_ = get_string(*metadata, "namespace", "metadata").value_or("default");
+  if (name_.empty()) {
+    fail("metadata.name", "required");
+  } else if (!is_file_name(name_)) {
+    fail("metadata.name", "cannot name a file in the pod (contains '/' or is '.' or '..')");
+  }
+  if (!is_file_name(namespace_)) {
+    fail("metadata.namespace", "cannot name a file in the pod (contains '/' or is '.' or '..')");
+  }
+  domain_name_ = namespace_ + "_" + name_;
+  domain.add_child("name").set_text(domain_name_);
+  auto& kubevirt = domain.add_child("metadata").add_child("kubevirt");
+  kubevirt.set_attribute("xmlns", "http://kubevirt.io");
+  if (auto uid = get_string(*metadata, "uid", "metadata"); uid && !uid->empty()) {
+    kubevirt.add_child("uid").set_text(*uid);
+  }
+  const Value& spec = *json::find(vmi_, "spec");
+  const std::int64_t grace = get_int(spec, "terminationGracePeriodSeconds", "spec").value_or(30);
+  kubevirt.add_child("graceperiod").add_child("deletionGracePeriodSeconds").set_text(std::to_string(grace));
+}
+
+// memory.guest, else requests.memory, else limits.memory, written in bytes as upstream does
+// (converter.go: vmi.Spec.Domain.Memory.Guest → <memory unit='b'>). Hugepages: memory backing
+// with the explicit page size.
+void Converter::map_memory(XmlElement& domain, const Value& spec_domain) {
+  const Value* memory = json::find(spec_domain, "memory");
+  std::optional<std::string> text;
+  std::string path = "spec.domain.memory.guest";
+  if (check_keys(memory, "spec.domain.memory", {"guest", "hugepages"})) {
+    text = get_string(*memory, "guest", "spec.domain.memory");
+  }
+  const Value* resources = json::find(spec_domain, "resources");
+  if (check_keys(resources, "spec.domain.resources", {"requests", "limits", "overcommitGuestOverhead"})) {
+    for (const std::string_view kind : {"requests", "limits"}) {
+      const Value* list = json::find(*resources, kind);
+      if (!text && list != nullptr && list->IsObject()) {
+        text = get_string(*list, "memory", "spec.domain.resources." + std::string(kind));
+        path = "spec.domain.resources." + std::string(kind) + ".memory";
+      }
+    }
+  }
+  if (!text) {
+    fail("spec.domain.memory.guest", "required (or spec.domain.resources.requests.memory)");
+    return;
+  }
+  auto quantity = admission::Quantity::parse(*text);
+  if (!quantity) {
+    fail(path, quantity.error().message);
+    return;
+  }
+  auto bytes = quantity->value();
+  if (!bytes || *bytes <= 0) {
+    fail(path, "must be a positive quantity");
+    return;
+  }
+  domain.add_child("memory").set_attribute("unit", "b").set_text(std::to_string(*bytes));
+
+  const Value* hugepages = memory != nullptr ? json::find(*memory, "hugepages") : nullptr;
+  if (check_keys(hugepages, "spec.domain.memory.hugepages", {"pageSize"})) {
+    auto size_text = get_string(*hugepages, "pageSize", "spec.domain.memory.hugepages");
+    if (!size_text) {
+      fail("spec.domain.memory.hugepages.pageSize", "required");
+      return;
+    }
+    auto size = admission::Quantity::parse(*size_text);
+    auto size_bytes = size ? size->value() : Result<std::int64_t>(Error{""});
+    if (!size_bytes || *size_bytes < 1024) {
+      fail("spec.domain.memory.hugepages.pageSize", "must be a page size such as 2Mi or 1Gi");
+      return;
+    }
+    domain.add_child("memoryBacking")
+        .add_child("hugepages")
+        .add_child("page")
+        .set_attribute("size", std::to_string(*size_bytes / 1024))
+        .set_attribute("unit", "KiB");
+  }
+}
+
+// cpu.go: host-model (the cluster default) / host-passthrough / a named model with mpx
+// disabled unless the user set it; topology and <vcpu> = sockets*cores*threads.
+void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
+  const Value* cpu = json::find(spec_domain, "cpu");
+  std::int64_t sockets = 1;
+  std::int64_t cores = 1;
+  std::int64_t threads = 1;
+  std::string model = "host-model";
+  std::vector<std::pair<std::string, std::string>> features;
+  const std::string path = "spec.domain.cpu";
+  // maxSockets is defaulted by the VM controller for CPU hotplug (api defaults); vmgate offers
+  // no hotplug, so the guest gets `sockets` and the ceiling is accepted without effect.
+  if (check_keys(cpu, path, {"sockets", "cores", "threads", "model", "features", "maxSockets"})) {
+    sockets = get_int(*cpu, "sockets", path).value_or(1);
+    cores = get_int(*cpu, "cores", path).value_or(1);
+    threads = get_int(*cpu, "threads", path).value_or(1);
+    model = get_string(*cpu, "model", path).value_or("host-model");
+    if (const Value* list = json::find(*cpu, "features"); list != nullptr) {
+      if (!list->IsArray()) {
+        fail(path + ".features", "must be an array");
+      } else {
+        for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+          const std::string item = path + ".features[" + std::to_string(i) + "]";
+          const Value& feature = (*list)[i];
+          if (!check_keys(&feature, item, {"name", "policy"})) {
+            continue;
+          }
+          auto name = get_string(feature, "name", item);
+          const std::string policy = get_string(feature, "policy", item).value_or("require");
+          static constexpr std::string_view policies[] = {"force", "require", "optional", "disable", "forbid"};
+          if (std::find(std::begin(policies), std::end(policies), policy) == std::end(policies)) {
+            fail(item + ".policy", "must be one of force, require, optional, disable, forbid");
+          }
+          if (!name || name->empty()) {
+            fail(item + ".name", "required");
+            continue;
+          }
+          features.emplace_back(*name, policy);
+        }
+      }
+    }
+  }
+  if (sockets < 1 || cores < 1 || threads < 1) {
+    fail(path, "sockets, cores and threads must be at least 1");
+    return;
+  }
+  vcpus_ = sockets * cores * threads;
+  domain.add_child("vcpu").set_attribute("placement", "static").set_text(std::to_string(vcpus_));
+
+  auto& element = domain.add_child("cpu");
+  if (model == "host-model" || model == "host-passthrough") {
+    element.set_attribute("mode", model);
+  } else if (model.empty()) {
+    fail(path + ".model", "must not be empty");
+  } else {
+    element.set_attribute("mode", "custom");
+    element.add_child("model").set_text(model);
+  }
+  element.add_child("topology")
+      .set_attribute("sockets", std::to_string(sockets))
+      .set_attribute("cores", std::to_string(cores))
+      .set_attribute("threads", std::to_string(threads));
+  bool has_mpx = false;
+  for (const auto& [name, policy] : features) {
+    element.add_child("feature").set_attribute("policy", policy).set_attribute("name", name);
+    has_mpx = has_mpx || name == "mpx";
+  }
+  // libvirt's cpu_map still lists mpx for models QEMU dropped it from (converter.go).
+  if (element.name() == "cpu" && model != "host-model" && model != "host-passthrough" && !has_mpx) {
+    element.add_child("feature").set_attribute("policy", "disable").set_attribute("name", "mpx");
+  }
+}
+
+// Machine type, firmware (BIOS/EFI/kernel boot) and SMBIOS sysinfo (os.go, sysinfo.go).
+void Converter::map_os(XmlElement& domain, const Value& spec_domain) {
+  std::string machine = "q35";
+  if (const Value* m = json::find(spec_domain, "machine"); check_keys(m, "spec.domain.machine", {"type"})) {
+    machine = get_string(*m, "type", "spec.domain.machine").value_or("q35");
+  }
+  const Value* firmware = json::find(spec_domain, "firmware");
+  const std::string fw_path = "spec.domain.firmware";
+  std::optional<std::string> uuid;
+  std::optional<std::string> serial;
+  const Value* bootloader = nullptr;
+  const Value* kernel_boot = nullptr;
+  if (check_keys(firmware, fw_path, {"uuid", "serial", "bootloader", "kernelBoot"})) {
+    uuid = get_string(*firmware, "uuid", fw_path);
+    serial = get_string(*firmware, "serial", fw_path);
+    bootloader = json::find(*firmware, "bootloader");
+    kernel_boot = json::find(*firmware, "kernelBoot");
+  }
+  if (uuid || serial) {
+    auto& system = domain.add_child("sysinfo").set_attribute("type", "smbios").add_child("system");
+    if (uuid) {
+      system.add_child("entry").set_attribute("name", "uuid").set_text(*uuid);
+    }
+    if (serial) {
+      system.add_child("entry").set_attribute("name", "serial").set_text(*serial);
+    }
+  }
+  auto& os = domain.add_child("os");
+  auto& type = os.add_child("type");
+  type.set_attribute("arch", "x86_64").set_attribute("machine", machine).set_text("hvm");
+  if (check_keys(bootloader, fw_path + ".bootloader", {"bios", "efi"})) {
+    const Value* bios = json::find(*bootloader, "bios");
+    const Value* efi = json::find(*bootloader, "efi");
+    if (bios != nullptr && efi != nullptr) {
+      fail(fw_path + ".bootloader", "bios and efi are mutually exclusive");
+    }
+    if (check_keys(bios, fw_path + ".bootloader.bios", {"useSerial"})) {
+      if (get_bool(*bios, "useSerial", fw_path + ".bootloader.bios").value_or(false)) {
+        os.add_child("bios").set_attribute("useserial", "yes");
+        bios_use_serial_ = true;
+      }
+    }
+    if (check_keys(efi, fw_path + ".bootloader.efi", {"secureBoot", "persistent"})) {
+      if (get_bool(*efi, "persistent", fw_path + ".bootloader.efi").value_or(false)) {
+        fail(fw_path + ".bootloader.efi.persistent", unsupported);
+      }
+      // KubeVirt defaults secureBoot to true when efi is set (api defaults.go).
+      const bool secure = get_bool(*efi, "secureBoot", fw_path + ".bootloader.efi").value_or(true);
+      const auto& fw = options_.firmware;
+      os.add_child("loader")
+          .set_attribute("readonly", "yes")
+          .set_attribute("secure", secure ? "yes" : "no")
+          .set_attribute("type", "pflash")
+          .set_text(secure ? fw.secure_boot_code : fw.efi_code);
+      os.add_child("nvram")
+          .set_attribute("template", secure ? fw.secure_boot_vars : fw.efi_vars)
+          .set_text(options_.layout.nvram_dir + "/" + domain_name_ + "_VARS.fd");
+      if (secure) {
+        smm_ = true;  // libvirt: "Secure boot requires SMM feature enabled"
+      }
+    }
+  }
+  const std::string kb_path = fw_path + ".kernelBoot";
+  if (check_keys(kernel_boot, kb_path, {"kernelArgs", "container"})) {
+    const Value* container = json::find(*kernel_boot, "container");
+    if (check_keys(container, kb_path + ".container",
+                   {"image", "imagePullPolicy", "imagePullSecret", "kernelPath", "initrdPath"})) {
+      for (const auto& [key, element] : {std::pair{"kernelPath", "kernel"}, std::pair{"initrdPath", "initrd"}}) {
+        const std::string field = kb_path + ".container";
+        const std::optional<std::string> file = get_string(*container, key, field);
+        if (!file || file->empty()) {
+          continue;
+        }
+        if (Result<std::string> resolved = kernel_boot_file(options_.layout, *file); resolved) {
+          os.add_child(element).set_text(*resolved);
+        } else {
+          fail(field + "." + key, resolved.error().message);
+        }
+      }
+    }
+    if (auto args = get_string(*kernel_boot, "kernelArgs", kb_path); args && !args->empty()) {
+      os.add_child("cmdline").set_text(*args);
+    }
+  }
+  if (uuid || serial) {
+    os.add_child("smbios").set_attribute("mode", "sysinfo");
+  }
+}
+
+// features.go: acpi on unless disabled, apic, smm, hyperv enlightenments; vmport off on amd64.
+void Converter::map_features(XmlElement& domain, const Value& spec_domain) {
+  const Value* features = json::find(spec_domain, "features");
+  const std::string path = "spec.domain.features";
+  auto& element = domain.add_child("features");
+  bool acpi = true;
+  if (check_keys(features, path, {"acpi", "apic", "smm", "hyperv", "kvm", "pvspinlock"})) {
+    if (const Value* v = json::find(*features, "acpi"); v != nullptr) {
+      acpi = feature_enabled(*v, path + ".acpi");
+    }
+    if (const Value* v = json::find(*features, "smm"); v != nullptr) {
+      smm_ = smm_ || feature_enabled(*v, path + ".smm");
+    }
+  }
+  if (acpi) {
+    element.add_child("acpi");
+  }
+  if (features != nullptr && features->IsObject()) {
+    if (const Value* v = json::find(*features, "apic"); check_keys(v, path + ".apic", {"enabled", "endOfInterrupt"})) {
+      if (feature_enabled(*v, path + ".apic")) {
+        element.add_child("apic");
+      }
+    }
+    const Value* hyperv = json::find(*features, "hyperv");
+    if (check_keys(hyperv, path + ".hyperv",
+                   {"relaxed", "vapic", "spinlocks", "vpindex", "runtime", "synic", "synictimer", "reset", "vendorid",
+                    "frequencies", "reenlightenment", "tlbflush", "ipi", "evmcs"})) {
+      auto& hv = element.add_child("hyperv");
+      // libvirt's element order (domaincommon.rng hypervfeatures).
+      static constexpr std::pair<std::string_view, std::string_view> simple[] = {{"relaxed", "relaxed"},
+                                                                                 {"vapic", "vapic"},
+                                                                                 {"spinlocks", "spinlocks"},
+                                                                                 {"vpindex", "vpindex"},
+                                                                                 {"runtime", "runtime"},
+                                                                                 {"synic", "synic"},
+                                                                                 {"synictimer", "stimer"},
+                                                                                 {"reset", "reset"},
+                                                                                 {"vendorid", "vendor_id"},
+                                                                                 {"frequencies", "frequencies"},
+                                                                                 {"reenlightenment", "reenlightenment"},
+                                                                                 {"tlbflush", "tlbflush"},
+                                                                                 {"ipi", "ipi"},
+                                                                                 {"evmcs", "evmcs"}};
+      for (const auto& [key, tag] : simple) {
+        const Value* v = json::find(*hyperv, key);
+        const std::string item = path + ".hyperv." + std::string(key);
+        if (v == nullptr) {
+          continue;
+        }
+        if (key == "spinlocks") {
+          check_keys(v, item, {"enabled", "spinlocks"});
+        } else if (key == "vendorid") {
+          check_keys(v, item, {"enabled", "vendorid"});
+        } else if (key == "synictimer") {
+          check_keys(v, item, {"enabled", "direct"});
+        } else {
+          check_keys(v, item, {"enabled"});
+        }
+        if (!v->IsObject()) {
+          continue;
+        }
+        const bool on = feature_enabled(*v, item);
+        auto& child = hv.add_child(std::string(tag));
+        child.set_attribute("state", on ? "on" : "off");
+        if (key == "spinlocks" && on) {
+          // 4096 is the API default and minimum (api defaults.go).
+          child.set_attribute("retries", std::to_string(get_int(*v, "spinlocks", item).value_or(4096)));
+        } else if (key == "vendorid" && on) {
+          child.set_attribute("value", get_string(*v, "vendorid", item).value_or(""));
+        } else if (key == "synictimer") {
+          // tlbflush.direct/extended have no element in libvirt 9.0's schema: rejected above.
+          const Value* direct = json::find(*v, "direct");
+          if (check_keys(direct, item + ".direct", {"enabled"})) {
+            child.add_child("direct").set_attribute("state", feature_enabled(*direct, item + ".direct") ? "on" : "off");
+          }
+        }
+      }
+    }
+    const Value* kvm = json::find(*features, "kvm");
+    if (check_keys(kvm, path + ".kvm", {"hidden"})) {
+      const bool hidden = get_bool(*kvm, "hidden", path + ".kvm").value_or(false);
+      element.add_child("kvm").add_child("hidden").set_attribute("state", hidden ? "on" : "off");
+    }
+    if (const Value* v = json::find(*features, "pvspinlock"); check_keys(v, path + ".pvspinlock", {"enabled"})) {
+      element.add_child("pvspinlock").set_attribute("state", feature_enabled(*v, path + ".pvspinlock") ? "on" : "off");
+    }
+  }
+  if (smm_) {
+    element.add_child("smm").set_attribute("state", "on");
+  }
+  element.add_child("vmport").set_attribute("state", "off");
+}
+
+// clock.go: written only when spec.domain.clock is set.
+void Converter::map_clock(XmlElement& domain, const Value& spec_domain) {
+  const Value* clock = json::find(spec_domain, "clock");
+  const std::string path = "spec.domain.clock";
+  if (!check_keys(clock, path, {"utc", "timezone", "timer"})) {
+    return;
+  }
+  auto& element = domain.add_child("clock");
+  const Value* utc = json::find(*clock, "utc");
+  auto timezone = get_string(*clock, "timezone", path);
+  if (utc != nullptr && timezone) {
+    fail(path, "utc and timezone are mutually exclusive");
+  }
+  if (timezone) {
+    element.set_attribute("offset", "timezone").set_attribute("timezone", *timezone);
+  } else {
+    element.set_attribute("offset", "utc");
+    std::string adjustment = "reset";
+    if (check_keys(utc, path + ".utc", {"offsetSeconds"})) {
+      if (auto offset = get_int(*utc, "offsetSeconds", path + ".utc")) {
+        adjustment = std::to_string(*offset);
+      }
+    }
+    element.set_attribute("adjustment", adjustment);
+  }
+  const Value* timers = json::find(*clock, "timer");
+  if (!check_keys(timers, path + ".timer", {"hpet", "kvm", "pit", "rtc", "hyperv"})) {
+    return;
+  }
+  static constexpr std::pair<std::string_view, std::string_view> names[] = {
+      {"rtc", "rtc"}, {"pit", "pit"}, {"hpet", "hpet"}, {"kvm", "kvmclock"}, {"hyperv", "hypervclock"}};
+  for (const auto& [key, libvirt_name] : names) {
+    const Value* timer = json::find(*timers, key);
+    const std::string item = path + ".timer." + std::string(key);
+    const bool has_policy = key == "rtc" || key == "pit" || key == "hpet";
+    // Timers spell FeatureState's "enabled" as "present" (api core/v1 schema.go).
+    if (!(key == "rtc" ? check_keys(timer, item, {"present", "tickPolicy", "track"})
+          : has_policy ? check_keys(timer, item, {"present", "tickPolicy"})
+                       : check_keys(timer, item, {"present"}))) {
+      continue;
+    }
+    auto& t = element.add_child("timer").set_attribute("name", libvirt_name);
+    if (has_policy) {
+      if (auto policy = get_string(*timer, "tickPolicy", item); policy && !policy->empty()) {
+        if (*policy != "delay" && *policy != "catchup" && *policy != "merge" && *policy != "discard") {
+          fail(item + ".tickPolicy", "must be one of delay, catchup, merge, discard");
+        }
+        t.set_attribute("tickpolicy", *policy);
+      }
+    }
+    if (auto track = get_string(*timer, "track", item); track && !track->empty()) {
+      t.set_attribute("track", *track);
+    }
+    t.set_attribute("present", get_bool(*timer, "present", item).value_or(true) ? "yes" : "no");
+  }
+}
+
+}  // namespace vmgate::launcher::detail

@@ -1,0 +1,105 @@
+#pragma once
+// The state of one VMI → domain XML conversion, shared by the converter's parts (private to
+// src/convert/): converter.cpp (the run and the helpers below), converter_compute.cpp,
+// converter_storage.cpp, converter_network.cpp and converter_devices.cpp, split as KubeVirt
+// splits pkg/virt-launcher/virtwrap/converter. One Converter per conversion; nothing shared.
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "vmgate/common/json.hpp"
+#include "vmgate/common/result.hpp"
+#include "vmgate/launcher/converter.hpp"
+#include "vmgate/launcher/xml.hpp"
+
+namespace vmgate::launcher::detail {
+
+using json::Value;
+
+inline constexpr std::string_view unsupported = "not supported by vmgate-launcher";
+
+// One conversion. The first error wins; later steps still run but their output is discarded.
+class Converter {
+ public:
+  Converter(const Value& vmi, const ConvertOptions& options) : vmi_(vmi), options_(options) {}
+
+  Result<std::string> run();
+
+ private:
+  void fail(const std::string& path, std::string_view message) {
+    if (!error_) {
+      error_ = path + ": " + std::string(message);
+    }
+  }
+  // Fails for every member of `object` not in `allowed`; false when `object` is not an object.
+  bool check_keys(const Value* object, const std::string& path, std::initializer_list<std::string_view> allowed);
+  template <class T>
+  std::optional<T> get(const Value& object, std::string_view key, const std::string& path);
+  std::optional<bool> get_bool(const Value& object, std::string_view key, const std::string& path) {
+    return get<bool>(object, key, path);
+  }
+  std::optional<std::int64_t> get_int(const Value& object, std::string_view key, const std::string& path) {
+    return get<std::int64_t>(object, key, path);
+  }
+  std::optional<std::string> get_string(const Value& object, std::string_view key, const std::string& path) {
+    return get<std::string>(object, key, path);
+  }
+  // "on"/"off" from a KubeVirt FeatureState {enabled}: enabled unless `enabled: false`.
+  bool feature_enabled(const Value& state, const std::string& path);
+  std::string virtio_model() const { return virtio_transitional_ ? "virtio-transitional" : "virtio-non-transitional"; }
+
+  void map_metadata(XmlElement& domain);
+  void map_memory(XmlElement& domain, const Value& spec_domain);
+  void map_cpu(XmlElement& domain, const Value& spec_domain);
+  void map_os(XmlElement& domain, const Value& spec_domain);
+  void map_features(XmlElement& domain, const Value& spec_domain);
+  void map_clock(XmlElement& domain, const Value& spec_domain);
+  void map_devices(XmlElement& domain, const Value& spec_domain);
+  void map_disks(XmlElement& devices, const Value& device_spec);
+  void map_volume_source(XmlElement& disk, const Value& volume, const std::string& path, bool cdrom,
+                         std::string_view disk_driver_cache);
+  void map_interfaces(XmlElement& devices, const Value& device_spec);
+
+  const Value& vmi_;
+  const ConvertOptions& options_;
+  std::optional<std::string> error_;
+  std::string namespace_;
+  std::string name_;
+  std::string domain_name_;
+  std::int64_t vcpus_ = 1;
+  bool virtio_transitional_ = false;
+  bool smm_ = false;
+  bool bios_use_serial_ = false;
+};
+
+// The member `key` of `object` as T (bool, int64 or string); nullopt when absent or null, and
+// a failure naming the field when it has another type.
+template <class T>
+std::optional<T> Converter::get(const Value& object, std::string_view key, const std::string& path) {
+  const Value* value = json::find(object, key);
+  if (value == nullptr || value->IsNull()) {
+    return std::nullopt;
+  }
+  if constexpr (std::is_same_v<T, bool>) {
+    if (value->IsBool()) {
+      return value->GetBool();
+    }
+    fail(path + "." + std::string(key), "must be a boolean, not " + std::string(json::type_name(*value)));
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    if (value->IsInt64()) {
+      return value->GetInt64();
+    }
+    fail(path + "." + std::string(key), "must be an integer, not " + std::string(json::type_name(*value)));
+  } else {
+    if (value->IsString()) {
+      return std::string(json::as_view(*value));
+    }
+    fail(path + "." + std::string(key), "must be a string, not " + std::string(json::type_name(*value)));
+  }
+  return std::nullopt;
+}
+
+}  // namespace vmgate::launcher::detail
