@@ -83,7 +83,7 @@ const Shared& shared() {
 }
 
 HttpAnswer call(Endpoint endpoint, std::string_view body, const ReviewOptions& options = {}) {
-  return handle(endpoint, body, shared().pipeline, shared().cluster, options);
+  return review(endpoint, body, shared().pipeline, shared().cluster, options).answer;
 }
 
 /// The `response` stanza of a 200 answer (fails the test otherwise).

@@ -488,11 +488,6 @@ ReviewResult review(Endpoint endpoint, std::string_view body, const admission::P
   }
 }
 
-HttpAnswer handle(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
-                  const admission::ClusterView& cluster, const ReviewOptions& options) {
-  return review(endpoint, body, pipeline, cluster, options).answer;
-}
-
 HttpAnswer status_answer(int status, std::string_view message) {
   return HttpAnswer{status, "application/json", encode_status(status, message)};
 }
