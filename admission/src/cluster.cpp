@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <utility>
+
+#include "vmgate/common/json_field.hpp"
 
 namespace vmgate::admission {
 
@@ -249,66 +252,117 @@ bool ClusterConfig::persistent_reservation_enabled() const {
 
 namespace {
 
-// Reads an optional string setting; a present value of another type is an error.
-bool read_string(const json::Value& parent, std::string_view key, std::string_view path, std::string& out,
-                 std::string& problems) {
-  const json::Value* v = json::find(parent, key);
-  if (v == nullptr || v->IsNull()) {
-    return true;
-  }
-  if (!v->IsString()) {
-    problems.append(problems.empty() ? "" : "; ").append(path).append(" must be a string");
-    return false;
-  }
-  out = std::string(json::as_view(*v));
-  return true;
+// A setting of the CR: nullopt when unset (absent or null), an error naming its path when set
+// to another type. The setting lives at `parent_path` + "." + `key`.
+template <class T>
+using Setting = Result<std::optional<T>>;
+
+std::string setting_path(std::string_view parent_path, std::string_view key) {
+  return std::string(parent_path).append(".").append(key);
 }
 
-void read_uint(const json::Value& parent, std::string_view key, std::string_view path, std::uint32_t& out,
-               std::string& problems) {
-  const json::Value* v = json::find(parent, key);
-  if (v == nullptr || v->IsNull()) {
-    return;
+// "<path> must be <what>": these messages name what was expected, not what was found.
+Error must_be(std::string_view parent_path, std::string_view key, std::string_view what) {
+  return Error{setting_path(parent_path, key).append(" must be ").append(what)};
+}
+
+Setting<std::string> string_setting(const json::Value& parent, std::string_view parent_path, std::string_view key) {
+  json::Field<std::string_view> field = json::read_string(parent, key);
+  if (!field) {
+    return must_be(parent_path, key, json::describe(field.error().expected));
   }
-  if (!v->IsUint()) {
-    problems.append(problems.empty() ? "" : "; ").append(path).append(" must be a non-negative integer");
-    return;
+  if (!field->has_value()) {
+    return std::optional<std::string>();
   }
-  out = v->GetUint();
+  return std::optional<std::string>(**field);
+}
+
+Setting<std::uint32_t> uint_setting(const json::Value& parent, std::string_view parent_path, std::string_view key) {
+  json::Field<std::uint32_t> field = json::read_uint32(parent, key);
+  if (!field) {
+    return must_be(parent_path, key, json::describe(field.error().expected));
+  }
+  return *field;
+}
+
+Setting<bool> bool_setting(const json::Value& parent, std::string_view parent_path, std::string_view key) {
+  json::Field<bool> field = json::read_bool(parent, key);
+  if (!field) {
+    return must_be(parent_path, key, "true or false");
+  }
+  return *field;
 }
 
 // A list of strings; any other element makes the whole setting an error.
-void read_string_list(const json::Value& parent, std::string_view key, std::string_view path,
-                      std::vector<std::string>& out, std::string& problems) {
-  const json::Value* v = json::find(parent, key);
-  if (v == nullptr || v->IsNull()) {
-    return;
+Setting<std::vector<std::string>> string_list_setting(const json::Value& parent, std::string_view parent_path,
+                                                      std::string_view key) {
+  json::Field<std::vector<std::string_view>> field = json::read_string_list(parent, key);
+  if (!field) {
+    return must_be(parent_path, key, json::describe(field.error().expected));
   }
-  const bool strings =
-      v->IsArray() && std::all_of(v->Begin(), v->End(), [](const json::Value& item) { return item.IsString(); });
-  if (!strings) {
-    problems.append(problems.empty() ? "" : "; ").append(path).append(" must be a list of strings");
-    return;
+  if (!field->has_value()) {
+    return std::optional<std::vector<std::string>>();
   }
-  for (const json::Value& item : v->GetArray()) {
-    out.emplace_back(json::as_view(item));
-  }
+  return std::optional<std::vector<std::string>>(std::in_place, (*field)->begin(), (*field)->end());
 }
 
-// Reads an optional boolean setting; true when one was read.
-bool read_bool(const json::Value& parent, std::string_view key, std::string_view path, bool& out,
-               std::string& problems) {
-  const json::Value* v = json::find(parent, key);
-  if (v == nullptr || v->IsNull()) {
-    return false;
+// cpuRequest is a quantity, which the CR may spell as a string or as an integer.
+Setting<std::string> cpu_request_setting(const json::Value& configuration) {
+  const json::Value* value = json::find(configuration, "cpuRequest");
+  if (value == nullptr || value->IsNull()) {
+    return std::optional<std::string>();
   }
-  if (!v->IsBool()) {
-    problems.append(problems.empty() ? "" : "; ").append(path).append(" must be true or false");
-    return false;
+  if (value->IsString()) {
+    return std::optional<std::string>(json::as_view(*value));
   }
-  out = v->GetBool();
-  return true;
+  if (value->IsInt64()) {
+    return std::optional<std::string>(std::to_string(value->GetInt64()));
+  }
+  return must_be("spec.configuration", "cpuRequest", "a quantity");
 }
+
+// The machine type globs of an emulatedMachines array. Every element that is not a string is a
+// problem of its own, so the error repeats the message once per such element.
+Setting<std::vector<std::string>> machine_globs(const json::Value& machines, std::string_view parent_path) {
+  std::vector<std::string> globs;
+  std::string problems;
+  for (const json::Value& glob : machines.GetArray()) {
+    if (glob.IsString()) {
+      globs.emplace_back(json::as_view(glob));
+    } else {
+      problems.append(problems.empty() ? "" : "; ")
+          .append(setting_path(parent_path, "emulatedMachines"))
+          .append(" must hold strings");
+    }
+  }
+  if (!problems.empty()) {
+    return Error{std::move(problems)};
+  }
+  return std::optional<std::vector<std::string>>(std::move(globs));
+}
+
+// The problems found in one CR, in the order the settings are read; from_kubevirt reports them
+// all at once, joined by "; ", so that one round of edits can fix every one.
+class Problems {
+ public:
+  void add(const Error& error) { text_.append(text_.empty() ? "" : "; ").append(error.message); }
+
+  // The value of a setting; nullopt when it is unset or mistyped (the problem is then noted).
+  template <class T>
+  std::optional<T> take(Setting<T> setting) {
+    if (!setting) {
+      add(setting.error());
+      return std::nullopt;
+    }
+    return std::move(setting).value();
+  }
+
+  [[nodiscard]] bool empty() const { return text_.empty(); }
+  [[nodiscard]] const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
 
 // configuration.go validateConfig: the settings whose bad values make KubeVirt ignore the whole
 // configuration; its message, or "" when none is bad.
@@ -345,7 +399,6 @@ std::string kubevirt_rejection(const json::Value& configuration) {
 
 Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) {
   ClusterConfig config;
-  std::string problems;
   if (const json::Value* arch = json::find_path(kubevirt, {"status", "defaultArchitecture"})) {
     if (arch->IsString() && arch->GetStringLength() > 0) {
       config.default_architecture = std::string(json::as_view(*arch));
@@ -364,111 +417,105 @@ Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) 
     return Error{"spec.configuration must be an object"};
   }
   const json::Value& c = *configuration;
-  read_string(c, "cpuModel", "spec.configuration.cpuModel", config.cpu_model, problems);
-  read_string(c, "machineType", "spec.configuration.machineType", config.machine_type, problems);
-  read_string(c, "evictionStrategy", "spec.configuration.evictionStrategy", config.eviction_strategy, problems);
-  read_string(c, "vmRolloutStrategy", "spec.configuration.vmRolloutStrategy", config.vm_rollout_strategy, problems);
-  if (const json::Value* cpu_request = json::find(c, "cpuRequest"); cpu_request != nullptr) {
-    if (cpu_request->IsString()) {
-      config.cpu_request = std::string(json::as_view(*cpu_request));
-    } else if (cpu_request->IsInt64()) {
-      config.cpu_request = std::to_string(cpu_request->GetInt64());
-    } else if (!cpu_request->IsNull()) {
-      problems.append(problems.empty() ? "" : "; ").append("spec.configuration.cpuRequest must be a quantity");
-    }
+  const std::string_view base = "spec.configuration";
+  Problems problems;
+  // A string setting that is set replaces the default, even when set to "" (Go's zero value).
+  if (auto model = problems.take(string_setting(c, base, "cpuModel"))) {
+    config.cpu_model = std::move(*model);
   }
-  if (const json::Value* arches = json::find(c, "architectureConfiguration"); arches != nullptr && arches->IsObject()) {
-    read_string(*arches, "defaultArchitecture", "spec.configuration.architectureConfiguration.defaultArchitecture",
-                config.default_architecture, problems);
+  if (auto machine = problems.take(string_setting(c, base, "machineType"))) {
+    config.machine_type = std::move(*machine);
+  }
+  if (auto strategy = problems.take(string_setting(c, base, "evictionStrategy"))) {
+    config.eviction_strategy = std::move(*strategy);
+  }
+  if (auto strategy = problems.take(string_setting(c, base, "vmRolloutStrategy"))) {
+    config.vm_rollout_strategy = std::move(*strategy);
+  }
+  if (auto cpu_request = problems.take(cpu_request_setting(c))) {
+    config.cpu_request = std::move(*cpu_request);
+  }
+  if (const json::Value* arches = json::find_object(c, "architectureConfiguration")) {
+    const std::string arches_path = setting_path(base, "architectureConfiguration");
+    if (auto arch = problems.take(string_setting(*arches, arches_path, "defaultArchitecture"))) {
+      config.default_architecture = std::move(*arch);
+    }
     for (std::string_view arch : {"amd64", "arm64", "s390x", "ppc64le"}) {
-      const json::Value* per_arch = json::find(*arches, arch);
-      if (per_arch == nullptr || !per_arch->IsObject()) {
+      const json::Value* per_arch = json::find_object(*arches, arch);
+      if (per_arch == nullptr) {
         continue;
       }
-      std::string machine;
-      std::string path = "spec.configuration.architectureConfiguration." + std::string(arch);
-      read_string(*per_arch, "machineType", path + ".machineType", machine, problems);
-      if (!machine.empty()) {
-        config.arch_machine_type[std::string(arch)] = machine;
+      const std::string path = setting_path(arches_path, arch);
+      if (auto machine = problems.take(string_setting(*per_arch, path, "machineType")); machine && !machine->empty()) {
+        config.arch_machine_type[std::string(arch)] = std::move(*machine);
       }
+      // Unlike the deprecated list below, an emulatedMachines here that is not a list is ignored.
       if (const json::Value* machines = json::find_array(*per_arch, "emulatedMachines")) {
-        std::vector<std::string> globs;
-        for (const json::Value& glob : machines->GetArray()) {
-          if (glob.IsString()) {
-            globs.emplace_back(json::as_view(glob));
-          } else {
-            problems.append(problems.empty() ? "" : "; ").append(path + ".emulatedMachines must hold strings");
-          }
+        if (auto globs = problems.take(machine_globs(*machines, path))) {
+          config.arch_emulated_machines[std::string(arch)] = std::move(*globs);
         }
-        config.arch_emulated_machines[std::string(arch)] = std::move(globs);
       }
     }
   }
   // Deprecated spec.configuration.emulatedMachines overrides every architecture's list
   // (virt-config.go GetEmulatedMachines).
-  if (const json::Value* machines = json::find(c, "emulatedMachines"); machines != nullptr && !machines->IsNull()) {
-    std::vector<std::string> globs;
-    if (machines->IsArray()) {
-      for (const json::Value& glob : machines->GetArray()) {
-        if (glob.IsString()) {
-          globs.emplace_back(json::as_view(glob));
-        } else {
-          problems.append(problems.empty() ? "" : "; ").append("spec.configuration.emulatedMachines must hold strings");
-        }
+  json::Field<const json::Value*> machines = json::read_array(c, "emulatedMachines");
+  if (!machines) {
+    problems.add(must_be(base, "emulatedMachines", json::describe(json::Expected::string_list)));
+  } else if (machines->has_value()) {
+    if (auto globs = problems.take(machine_globs(*machines->value(), base))) {
+      for (std::string_view arch : {"amd64", "arm64", "s390x"}) {
+        config.arch_emulated_machines[std::string(arch)] = *globs;
       }
-    } else {
-      problems.append(problems.empty() ? "" : "; ")
-          .append("spec.configuration.emulatedMachines must be a list of strings");
-    }
-    for (std::string_view arch : {"amd64", "arm64", "s390x"}) {
-      config.arch_emulated_machines[std::string(arch)] = globs;
     }
   }
   if (const json::Value* developer = json::find_object(c, "developerConfiguration")) {
-    read_string_list(*developer, "featureGates", "spec.configuration.developerConfiguration.featureGates",
-                     config.feature_gates, problems);
-    read_string_list(*developer, "disabledFeatureGates",
-                     "spec.configuration.developerConfiguration.disabledFeatureGates", config.disabled_feature_gates,
-                     problems);
+    const std::string path = setting_path(base, "developerConfiguration");
+    if (auto gates = problems.take(string_list_setting(*developer, path, "featureGates"))) {
+      config.feature_gates = std::move(*gates);
+    }
+    if (auto gates = problems.take(string_list_setting(*developer, path, "disabledFeatureGates"))) {
+      config.disabled_feature_gates = std::move(*gates);
+    }
   }
   if (const json::Value* instancetype = json::find_object(c, "instancetype")) {
-    read_string(*instancetype, "referencePolicy", "spec.configuration.instancetype.referencePolicy",
-                config.instancetype_reference_policy, problems);
-    if (config.instancetype_reference_policy.empty()) {
-      config.instancetype_reference_policy = "reference";
+    const std::string path = setting_path(base, "instancetype");
+    if (auto policy = problems.take(string_setting(*instancetype, path, "referencePolicy"));
+        policy && !policy->empty()) {
+      config.instancetype_reference_policy = std::move(*policy);
     }
   }
   if (const json::Value* network = json::find_object(c, "network")) {
-    read_string(*network, "defaultNetworkInterface", "spec.configuration.network.defaultNetworkInterface",
-                config.default_network_interface, problems);
-    if (config.default_network_interface.empty()) {
-      config.default_network_interface = "bridge";
+    const std::string path = setting_path(base, "network");
+    if (auto interface = problems.take(string_setting(*network, path, "defaultNetworkInterface"));
+        interface && !interface->empty()) {
+      config.default_network_interface = std::move(*interface);
     }
-    read_bool(*network, "permitBridgeInterfaceOnPodNetwork",
-              "spec.configuration.network.permitBridgeInterfaceOnPodNetwork",
-              config.permit_bridge_interface_on_pod_network, problems);
+    if (auto permit = problems.take(bool_setting(*network, path, "permitBridgeInterfaceOnPodNetwork"))) {
+      config.permit_bridge_interface_on_pod_network = *permit;
+    }
   }
   if (const json::Value* reservation = json::find_object(c, "persistentReservationConfiguration")) {
-    bool enabled = false;
-    if (read_bool(*reservation, "enabled", "spec.configuration.persistentReservationConfiguration.enabled", enabled,
-                  problems)) {
-      config.persistent_reservation = enabled;
+    const std::string path = setting_path(base, "persistentReservationConfiguration");
+    if (auto enabled = problems.take(bool_setting(*reservation, path, "enabled"))) {
+      config.persistent_reservation = *enabled;
     }
   }
   if (const json::Value* live = json::find_object(c, "liveUpdateConfiguration")) {
-    read_uint(*live, "maxHotplugRatio", "spec.configuration.liveUpdateConfiguration.maxHotplugRatio",
-              config.max_hotplug_ratio, problems);
-    read_uint(*live, "maxCpuSockets", "spec.configuration.liveUpdateConfiguration.maxCpuSockets",
-              config.max_cpu_sockets, problems);
+    const std::string path = setting_path(base, "liveUpdateConfiguration");
+    // maxHotplugRatio 0 means the default, 4.
+    if (auto ratio = problems.take(uint_setting(*live, path, "maxHotplugRatio")); ratio && *ratio != 0) {
+      config.max_hotplug_ratio = *ratio;
+    }
+    if (auto sockets = problems.take(uint_setting(*live, path, "maxCpuSockets"))) {
+      config.max_cpu_sockets = *sockets;
+    }
     if (const json::Value* max_guest = json::find(*live, "maxGuest"); max_guest != nullptr && max_guest->IsString()) {
       config.max_guest = std::string(json::as_view(*max_guest));
     }
-    if (config.max_hotplug_ratio == 0) {
-      config.max_hotplug_ratio = 4;
-    }
   }
   if (!problems.empty()) {
-    return Error{problems};
+    return Error{problems.text()};
   }
   if (std::string rejection = kubevirt_rejection(c); !rejection.empty()) {
     // configuration.go: an invalid configuration is not applied; virt-api keeps the last valid

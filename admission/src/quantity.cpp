@@ -367,13 +367,6 @@ Result<std::int64_t> Quantity::milli_value() const {
   return to_int64(divide_away_from_zero(nanos_, nanos_per_unit / 1000));
 }
 
-bool Quantity::is_multiple_of(const Quantity& unit) const {
-  if (unit.nanos_ <= 0) {
-    return false;
-  }
-  return nanos_ % unit.nanos_ == 0;
-}
-
 std::string Quantity::to_string() const {
   return text_.empty() ? canonical() : text_;
 }

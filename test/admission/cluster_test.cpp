@@ -346,6 +346,28 @@ TEST(ClusterConfigFromKubeVirt, MistypedSettingsAreErrors) {
   }
 }
 
+TEST(ClusterConfigFromKubeVirt, ProblemsComeInReadingOrderAndRepeatPerBadGlob) {
+  const Result<ClusterConfig> config = ClusterConfig::from_kubevirt(parse(R"({"spec": {"configuration": {
+      "liveUpdateConfiguration": {"maxCpuSockets": -1}, "emulatedMachines": ["q35*", 1, 2],
+      "developerConfiguration": {"featureGates": [1]}, "cpuRequest": []}}})"));
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.error().message,
+            "spec.configuration.cpuRequest must be a quantity; "
+            "spec.configuration.emulatedMachines must hold strings; "
+            "spec.configuration.emulatedMachines must hold strings; "
+            "spec.configuration.developerConfiguration.featureGates must be a list of strings; "
+            "spec.configuration.liveUpdateConfiguration.maxCpuSockets must be a non-negative integer");
+}
+
+TEST(ClusterConfigFromKubeVirt, PerArchitectureMachinesThatAreNotAListAreIgnored) {
+  const Result<ClusterConfig> config = ClusterConfig::from_kubevirt(parse(
+      R"({"spec": {"configuration": {"architectureConfiguration": {"amd64": {"emulatedMachines": "q35*"}},
+          "liveUpdateConfiguration": {"maxHotplugRatio": 0}}}})"));
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->emulated_machines_for("amd64"), (std::vector<std::string>{"q35*", "pc-q35*"}));
+  EXPECT_EQ(config->max_hotplug_ratio, 4U);  // 0 means the default
+}
+
 TEST(ClusterConfigFeatureGates, AlphaGatesOnlyWhenListed) {
   ClusterConfig config;
   for (std::string_view gate : {"HostDevices", "Root", "CPUManager", "Sidecar", "NoSuchGate"}) {

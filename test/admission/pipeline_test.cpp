@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "support/apply_patch.hpp"
 #include "support/json_test_support.hpp"
-#include "vmgate/common/json_patch.hpp"
 #include "vmgate/admission/pipeline.hpp"
 
 namespace vmgate::admission {
@@ -93,7 +93,7 @@ TEST(PipelineProperties, AcceptanceCasesAgreeWithTheirExpectationsAndThePatchPro
     if (outcome.admitted.IsNull()) {
       continue;  // denied by the mutating stage: nothing was admitted
     }
-    Result<json::Document> patched = json::apply_patch(object, outcome.patch);
+    Result<json::Document> patched = testing::apply_patch(object, outcome.patch);
     ASSERT_TRUE(patched.ok()) << patched.error().message;
     EXPECT_EQ(dump(*patched), dump(outcome.admitted));
 
@@ -122,7 +122,7 @@ TEST(PipelineProperties, BenchmarkBodiesAreAdmittedIdempotently) {
     const Request r = request_of(request, object);
     const Outcome outcome = pipeline.admit(r, store);
     ASSERT_FALSE(outcome.admitted.IsNull()) << outcome.verdict.message;
-    Result<json::Document> patched = json::apply_patch(object, outcome.patch);
+    Result<json::Document> patched = testing::apply_patch(object, outcome.patch);
     ASSERT_TRUE(patched.ok());
     EXPECT_EQ(dump(*patched), dump(outcome.admitted));
     Request second = r;

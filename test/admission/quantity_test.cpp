@@ -426,20 +426,6 @@ TEST(QuantityValue, MilliValue) {
   EXPECT_EQ(overflow.error().message, range_error);
 }
 
-TEST(QuantityMultiple, IsExact) {
-  EXPECT_FALSE(q("64Mi").is_multiple_of(q("10Mi")));
-  EXPECT_TRUE(q("2Gi").is_multiple_of(q("1Gi")));
-  EXPECT_TRUE(q("1Gi").is_multiple_of(q("2Mi")));
-  EXPECT_TRUE(q("1536Mi").is_multiple_of(q("512Mi")));
-  EXPECT_FALSE(q("1.5Gi").is_multiple_of(q("1Gi")));
-  EXPECT_TRUE(q("-2Gi").is_multiple_of(q("1Gi")));
-  EXPECT_TRUE(q("0").is_multiple_of(q("1Gi")));
-  EXPECT_TRUE(q("3").is_multiple_of(q("500m")));
-  EXPECT_FALSE(q("3").is_multiple_of(q("2")));
-  EXPECT_FALSE(q("1Gi").is_multiple_of(q("0")));     // no unit
-  EXPECT_FALSE(q("1Gi").is_multiple_of(q("-1Gi")));  // unit must be positive
-}
-
 TEST(QuantityPrint, StreamsToString) {
   std::ostringstream out;
   out << q("1.5Gi") << ' ' << q("+1");

@@ -12,11 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include "support/apply_patch.hpp"
 #include "support/json_test_support.hpp"
 
 namespace vmgate::json {
 namespace {
 
+using vmgate::testing::apply_patch;
 using vmgate::testing::dump;
 using vmgate::testing::parse;
 

@@ -1,4 +1,4 @@
-#include "vmgate/common/json_pointer.hpp"
+#include "support/json_pointer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,13 @@
 namespace vmgate::json {
 namespace {
 
+using vmgate::testing::append_token;
 using vmgate::testing::dump;
+using vmgate::testing::escape_token;
 using vmgate::testing::parse;
+using vmgate::testing::parse_index;
+using vmgate::testing::resolve;
+using vmgate::testing::split_pointer;
 
 TEST(JsonPointerEscape, EscapesTildeBeforeSlash) {
   EXPECT_EQ(escape_token(""), "");

@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/apply_patch.hpp"
 #include "support/json_test_support.hpp"
-#include "vmgate/common/json_patch.hpp"
 #include "vmgate/server/admission_review.hpp"
 
 #include <rapidjson/prettywriter.h>
@@ -83,7 +83,7 @@ const Shared& shared() {
 }
 
 HttpAnswer call(Endpoint endpoint, std::string_view body, const ReviewOptions& options = {}) {
-  return handle(endpoint, body, shared().pipeline, shared().cluster, options);
+  return review(endpoint, body, shared().pipeline, shared().cluster, options).answer;
 }
 
 /// The `response` stanza of a 200 answer (fails the test otherwise).
@@ -183,7 +183,7 @@ TEST_P(AdmissionReviewGolden, AnswersAsTheFixtureSays) {
     write_file(kFixtures + golden.name + ".response.json", pretty(actual));
     if (patch != nullptr) {
       const json::Document operations = parse(base64_decode(json::as_view(*patch)));
-      Result<json::Document> admitted = json::apply_patch(sent, operations);
+      Result<json::Document> admitted = testing::apply_patch(sent, operations);
       ASSERT_TRUE(admitted.ok()) << admitted.error().message;
       write_file(kFixtures + golden.name + ".admitted.json", pretty(*admitted));
     }
@@ -205,7 +205,7 @@ TEST_P(AdmissionReviewGolden, AnswersAsTheFixtureSays) {
   const json::Document operations = parse(base64_decode(json::as_view(*patch)));
   ASSERT_TRUE(operations.IsArray());
   ASSERT_FALSE(operations.Empty());
-  Result<json::Document> admitted = json::apply_patch(sent, operations);
+  Result<json::Document> admitted = testing::apply_patch(sent, operations);
   ASSERT_TRUE(admitted.ok()) << admitted.error().message;
   EXPECT_TRUE(json_equals(*admitted, testing::read_file(kFixtures + golden.name + ".admitted.json")));
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "vmgate/common/base64.hpp"
-#include "vmgate/common/json_pointer.hpp"
+#include "support/json_pointer.hpp"
 
 namespace vmgate::testing {
 
@@ -40,7 +40,7 @@ std::string dump(const json::Value& value) {
 }
 
 std::string text(const json::Value& root, const char* pointer) {
-  const json::Value* value = json::resolve(root, pointer);
+  const json::Value* value = resolve(root, pointer);
   if (value == nullptr) {
     return "<absent>";
   }

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "vmgate/common/json.hpp"
+#include "vmgate/common/json_field.hpp"
 #include "vmgate/common/result.hpp"
 #include "vmgate/launcher/converter.hpp"
 #include "vmgate/launcher/xml.hpp"
@@ -79,27 +80,24 @@ class Converter {
 // a failure naming the field when it has another type.
 template <class T>
 std::optional<T> Converter::get(const Value& object, std::string_view key, const std::string& path) {
-  const Value* value = json::find(object, key);
-  if (value == nullptr || value->IsNull()) {
+  const auto field = [&] {
+    if constexpr (std::is_same_v<T, bool>) {
+      return json::read_bool(object, key);
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      return json::read_int64(object, key);
+    } else {
+      return json::read_string(object, key);
+    }
+  }();
+  if (!field) {
+    fail(path + "." + std::string(key), "must be " + std::string(json::describe(field.error().expected)) + ", not " +
+                                            std::string(field.error().found));
     return std::nullopt;
   }
-  if constexpr (std::is_same_v<T, bool>) {
-    if (value->IsBool()) {
-      return value->GetBool();
-    }
-    fail(path + "." + std::string(key), "must be a boolean, not " + std::string(json::type_name(*value)));
-  } else if constexpr (std::is_same_v<T, std::int64_t>) {
-    if (value->IsInt64()) {
-      return value->GetInt64();
-    }
-    fail(path + "." + std::string(key), "must be an integer, not " + std::string(json::type_name(*value)));
-  } else {
-    if (value->IsString()) {
-      return std::string(json::as_view(*value));
-    }
-    fail(path + "." + std::string(key), "must be a string, not " + std::string(json::type_name(*value)));
+  if (!field->has_value()) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return T(**field);
 }
 
 }  // namespace vmgate::launcher::detail

@@ -76,12 +76,4 @@ Result<ConnectHandle> open_connection(const std::string& uri) {
   return connection;
 }
 
-Result<DomainHandle> define_validated(virConnectPtr connection, const std::string& xml) {
-  DomainHandle domain(virDomainDefineXMLFlags(connection, xml.c_str(), VIR_DOMAIN_DEFINE_VALIDATE));
-  if (!domain) {
-    return Error{"libvirt refused the domain: " + last_libvirt_error()};
-  }
-  return domain;
-}
-
 }  // namespace vmgate::launcher

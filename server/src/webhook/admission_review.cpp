@@ -14,6 +14,7 @@
 #include "vmgate/common/base64.hpp"
 #include "vmgate/admission/field_error.hpp"
 #include "vmgate/common/json.hpp"
+#include "vmgate/common/json_field.hpp"
 #include "vmgate/common/result.hpp"
 
 namespace vmgate::webhook {
@@ -182,38 +183,34 @@ struct ReviewRequest {
 
 // Go's encoding/json decodes an absent member and null alike to the zero value; any other type
 // than the field's fails the whole decode, so it is an unusable review here too.
+Error wrong_type(std::string_view path, const json::WrongType& wrong) {
+  return Error{std::string(path) + " must be " + std::string(json::describe(wrong.expected)) + ", got " +
+               std::string(wrong.found)};
+}
+
 Result<std::string_view> string_member(const json::Value& object, std::string_view key, std::string_view path) {
-  const json::Value* value = json::find(object, key);
-  if (value == nullptr || value->IsNull()) {
-    return std::string_view{};
+  json::Field<std::string_view> value = json::read_string(object, key);
+  if (!value) {
+    return wrong_type(path, value.error());
   }
-  if (!value->IsString()) {
-    return Error{std::string(path) + " must be a string, got " + std::string(json::type_name(*value))};
-  }
-  return json::as_view(*value);
+  return value->value_or(std::string_view{});
 }
 
 // nullptr when absent or null.
 Result<const json::Value*> object_member(const json::Value& object, std::string_view key, std::string_view path) {
-  const json::Value* value = json::find(object, key);
-  if (value == nullptr || value->IsNull()) {
-    return static_cast<const json::Value*>(nullptr);
+  json::Field<const json::Value*> value = json::read_object(object, key);
+  if (!value) {
+    return wrong_type(path, value.error());
   }
-  if (!value->IsObject()) {
-    return Error{std::string(path) + " must be an object, got " + std::string(json::type_name(*value))};
-  }
-  return value;
+  return value->value_or(nullptr);
 }
 
 Result<bool> bool_member(const json::Value& object, std::string_view key, std::string_view path) {
-  const json::Value* value = json::find(object, key);
-  if (value == nullptr || value->IsNull()) {
-    return false;
+  json::Field<bool> value = json::read_bool(object, key);
+  if (!value) {
+    return wrong_type(path, value.error());
   }
-  if (!value->IsBool()) {
-    return Error{std::string(path) + " must be a boolean, got " + std::string(json::type_name(*value))};
-  }
-  return value->GetBool();
+  return value->value_or(false);
 }
 
 std::optional<Error> expect_constant(const json::Value& review, std::string_view key, std::string_view expected) {
@@ -489,11 +486,6 @@ ReviewResult review(Endpoint endpoint, std::string_view body, const admission::P
     // AdmissionReview; HTTP 500 lets the webhook's failurePolicy decide.
     return refuse(500, std::string("internal error: ") + error.what(), std::move(summary));
   }
-}
-
-HttpAnswer handle(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
-                  const admission::ClusterView& cluster, const ReviewOptions& options) {
-  return review(endpoint, body, pipeline, cluster, options).answer;
 }
 
 HttpAnswer status_answer(int status, std::string_view message) {

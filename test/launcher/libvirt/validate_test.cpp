@@ -57,6 +57,16 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
+// Defines `xml` persistently with VIR_DOMAIN_DEFINE_VALIDATE (libvirt's RNG schema check). The
+// launcher itself starts transient domains; persistent definition is only this test's check.
+Result<DomainHandle> define_validated(virConnectPtr connection, const std::string& xml) {
+  DomainHandle domain(virDomainDefineXMLFlags(connection, xml.c_str(), VIR_DOMAIN_DEFINE_VALIDATE));
+  if (!domain) {
+    return Error{"libvirt refused the domain: " + last_libvirt_error()};
+  }
+  return domain;
+}
+
 void define_all(const std::string& uri, const std::vector<std::string>& skip) {
   EventLoop loop;
   Result<ConnectHandle> connection = open_connection(uri);

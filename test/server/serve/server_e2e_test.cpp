@@ -9,10 +9,9 @@
 #include <string>
 
 #include "server/serve/serve_test_support.hpp"
+#include "support/apply_patch.hpp"
 #include "support/json_test_support.hpp"
 #include "vmgate/common/json_decode.hpp"
-#include "vmgate/common/json_patch.hpp"
-#include "vmgate/common/json_pointer.hpp"
 #include "vmgate/kube/cluster_loader.hpp"
 
 namespace vmgate::testing {
@@ -117,7 +116,7 @@ TEST_F(ServeEndToEnd, UidEchoAndPatchPairing) {
   EXPECT_EQ(text(answer, "/response/patchType"), "JSONPatch");
   // The patch applies to the submitted object and gives the admitted golden object.
   const json::Document patch = parse(base64_decode(text(answer, "/response/patch")));
-  Result<json::Document> admitted = json::apply_patch(*json::find_path(request, {"request", "object"}), patch);
+  Result<json::Document> admitted = apply_patch(*json::find_path(request, {"request", "object"}), patch);
   ASSERT_TRUE(admitted.ok()) << admitted.error().message;
   EXPECT_TRUE(json_equals(*admitted, read_file(kFixtures + "vm-mutate-create.admitted.json")));
 
@@ -298,8 +297,7 @@ TEST(ServeAcceptanceReplay, SameVerdictsAsVmgateCheck) {
     json::Document admitted;
     admitted.CopyFrom(object, admitted.GetAllocator());
     if (actual.allowed && text(mutation, "/response/patch") != "<absent>") {
-      Result<json::Document> patched =
-          json::apply_patch(object, parse(base64_decode(text(mutation, "/response/patch"))));
+      Result<json::Document> patched = apply_patch(object, parse(base64_decode(text(mutation, "/response/patch"))));
       ASSERT_TRUE(patched.ok()) << patched.error().message;
       admitted = std::move(patched.value());
     }

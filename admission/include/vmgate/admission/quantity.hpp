@@ -84,11 +84,6 @@ class Quantity {
   /// exceeds int64 (beyond about 9.2e15 units).
   [[nodiscard]] Result<std::int64_t> milli_value() const;
 
-  /// True when this is an exact integer multiple of `unit` (zero is a multiple of any unit); false
-  /// when `unit` is not positive. Exact, unlike KubeVirt's `Value() % pageSize.Value()`, which
-  /// rounds a fractional quantity first; the two differ only for non-integer byte counts.
-  [[nodiscard]] bool is_multiple_of(const Quantity& unit) const;
-
   /// Kubernetes String(). For a parsed quantity whose text apimachinery keeps as its cached
   /// string (its fast path: e.g. "+1", "5.", "1E3", "100m"), that text as written; otherwise the
   /// canonical form: "1Gi", "1536Mi", "512", "100m", "1500m" (1.5), "2k", "1e3", "0".

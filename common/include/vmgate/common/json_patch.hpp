@@ -1,8 +1,7 @@
 #pragma once
-// JSON Patch (RFC 6902): a minimal diff for mutating webhook responses and an applier to check
-// them (and to replay patches in tests the way kube-apiserver would).
+// JSON Patch (RFC 6902): a minimal diff for mutating webhook responses. Applying a patch is
+// kube-apiserver's part, so the applier that replays patches lives with the tests.
 #include "vmgate/common/json.hpp"
-#include "vmgate/common/result.hpp"
 
 namespace vmgate::json {
 
@@ -15,11 +14,5 @@ namespace vmgate::json {
 /// Each operation is {"op", "path"[, "value"]} in that member order. Recursion depth is the nesting
 /// depth of the inputs (bounded by parse_json's limit). Thread-safe.
 Document diff(const Value& from, const Value& to);
-
-/// Applies a patch (add, remove, replace, move, copy, test) to a copy of `target`; `target` is never
-/// modified. Errors name the operation's 0-based index in the patch, its op and path, and the reason:
-/// "operation 2 (remove /spec/x): path does not exist". The first failing operation stops the patch
-/// (RFC 6902 section 5: the whole patch then fails). Thread-safe.
-Result<Document> apply_patch(const Value& target, const Value& patch);
 
 }  // namespace vmgate::json

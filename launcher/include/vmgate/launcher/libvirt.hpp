@@ -60,7 +60,4 @@ std::string embed_uri(std::string_view root);
 /// Opens `uri`. Errors: libvirt's message.
 Result<ConnectHandle> open_connection(const std::string& uri);
 
-/// Defines `xml` persistently with VIR_DOMAIN_DEFINE_VALIDATE (libvirt's RNG schema check).
-Result<DomainHandle> define_validated(virConnectPtr connection, const std::string& xml);
-
 }  // namespace vmgate::launcher

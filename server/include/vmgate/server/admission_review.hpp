@@ -117,10 +117,6 @@ struct ReviewResult {
 ReviewResult review(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
                     const admission::ClusterView& cluster, const ReviewOptions& options = {});
 
-/// review() without the summary.
-HttpAnswer handle(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
-                  const admission::ClusterView& cluster, const ReviewOptions& options = {});
-
 /// A metav1 Status answer in the shape review() refuses with, for the transport's own refusals
 /// (404 unknown path, 405, 413 body too large, 415):
 /// {"kind":"Status","apiVersion":"v1","status":"Failure","message":<message>,"code":<status>}.

@@ -1,9 +1,11 @@
-#include "vmgate/common/json_pointer.hpp"
+#include "support/json_pointer.hpp"
 
 #include <limits>
 #include <utility>
 
-namespace vmgate::json {
+namespace vmgate::testing {
+
+using json::Value;
 
 std::string escape_token(std::string_view token) {
   std::string escaped;
@@ -84,7 +86,7 @@ const Value* resolve(const Value& root, std::string_view pointer) {
   const Value* node = &root;
   for (const std::string& token : *tokens) {
     if (node->IsObject()) {
-      node = find(*node, token);
+      node = json::find(*node, token);
     } else if (node->IsArray()) {
       const std::optional<std::size_t> index = parse_index(token);
       if (!index || *index >= node->Size()) {
@@ -101,4 +103,4 @@ const Value* resolve(const Value& root, std::string_view pointer) {
   return node;
 }
 
-}  // namespace vmgate::json
+}  // namespace vmgate::testing

@@ -1,6 +1,7 @@
 #pragma once
-// JSON Pointer (RFC 6901): the path language of JSON Patch, which is what a mutating webhook
-// returns to kube-apiserver.
+// JSON Pointer (RFC 6901), for tests: the path language of the JSON Patches the webhook
+// returns, and a short way to name a value in an expected document. Product code addresses
+// JSON through json::find and friends, so this lives with the tests.
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -10,7 +11,7 @@
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/result.hpp"
 
-namespace vmgate::json {
+namespace vmgate::testing {
 
 /// One reference token, escaped: "~" becomes "~0" and "/" becomes "~1" (in that order, so
 /// "~1" in a key round-trips).
@@ -30,6 +31,6 @@ std::optional<std::size_t> parse_index(std::string_view token);
 /// The value `pointer` designates in `root`, or nullptr when the pointer is invalid or the value
 /// is absent. Array tokens must be canonical indices of existing elements ("-" designates none).
 /// For an object with duplicate keys the first member wins, as json::find does.
-const Value* resolve(const Value& root, std::string_view pointer);
+const json::Value* resolve(const json::Value& root, std::string_view pointer);
 
-}  // namespace vmgate::json
+}  // namespace vmgate::testing
