@@ -34,7 +34,7 @@ enum class Option : std::size_t {
 };
 
 constexpr std::size_t index(Option option) {
-  return static_cast<std::size_t>(option);
+  return common::option_index(option);
 }
 
 constexpr std::size_t option_count = index(Option::help) + 1;
@@ -52,9 +52,7 @@ constexpr common::OptionSpec flag(std::string_view name, char alias = '\0') {
 // Keyed by Option so that the table cannot drift from the enum. No help text: launcher_usage()
 // is written out, as its layout (an input section, the four OVMF files on one line) is not a
 // table's.
-constexpr auto specs = [] {
-  std::array<common::OptionSpec, option_count> table{};
-  auto set = [&](Option option, common::OptionSpec spec) { table[index(option)] = spec; };
+constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
   set(Option::vmi, value("vmi"));
   set(Option::vm, value("vm"));
   set(Option::objects, value("objects"));
@@ -74,11 +72,8 @@ constexpr auto specs = [] {
   set(Option::grace_period, value("grace-period"));
   set(Option::status_file, value("status-file"));
   set(Option::help, flag("help", 'h'));
-  return table;
-}();
-static_assert(std::none_of(specs.begin(), specs.end(),
-                           [](const common::OptionSpec& spec) { return spec.name.empty(); }),
-              "every Option is declared");
+});
+static_assert(common::every_option_declared(specs), "every Option is declared");
 
 }  // namespace
 

@@ -13,16 +13,14 @@ namespace {
 enum class Option : std::size_t { filename, objects, operation, old, namespace_name, output, help };
 
 constexpr std::size_t index(Option option) {
-  return static_cast<std::size_t>(option);
+  return common::option_index(option);
 }
 
 constexpr std::size_t option_count = index(Option::help) + 1;
 
 // Keyed by Option so that the table cannot drift from the enum. Every value must be non-empty:
 // an empty one is a slip (an unset shell variable, say), not a request.
-constexpr auto specs = [] {
-  std::array<common::OptionSpec, option_count> table{};
-  auto set = [&](Option option, common::OptionSpec spec) { table[index(option)] = spec; };
+constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
   set(Option::filename, {.name = "filename",
                          .alias = 'f',
                          .repeatable = true,
@@ -58,11 +56,8 @@ constexpr auto specs = [] {
                        .help = "text (default), json or yaml."});
   // Repeating -h is harmless, and scripts that add it to a command line should not fail.
   set(Option::help, {.name = "help", .alias = 'h', .flag = true, .repeatable = true, .help = "print this help."});
-  return table;
-}();
-static_assert(std::none_of(specs.begin(), specs.end(),
-                           [](const common::OptionSpec& spec) { return spec.name.empty(); }),
-              "every Option is declared");
+});
+static_assert(common::every_option_declared(specs), "every Option is declared");
 
 // check names an option by its short name when it has one ("option -f needs a value"): the
 // usage line and the examples spell -f, -n and -o that way.

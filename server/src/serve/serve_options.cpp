@@ -42,15 +42,13 @@ enum class Option : std::size_t {
 };
 
 constexpr std::size_t index(Option option) {
-  return static_cast<std::size_t>(option);
+  return common::option_index(option);
 }
 
 constexpr std::size_t option_count = index(Option::help) + 1;
 
 // Keyed by Option so that the table cannot drift from the enum.
-constexpr auto specs = [] {
-  std::array<common::OptionSpec, option_count> table{};
-  auto set = [&](Option option, common::OptionSpec spec) { table[index(option)] = spec; };
+constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
   set(Option::listen, {.name = "listen",
                        .value_name = "ADDR:PORT",
                        .help = "the HTTPS listener (default 0.0.0.0:8443; env PORT sets the port)."});
@@ -118,11 +116,8 @@ constexpr auto specs = [] {
                            .value_name = "FILE",
                            .help = "not available yet: the Kubernetes API client comes in a later release."});
   set(Option::help, {.name = "help", .flag = true, .help = "print this help."});
-  return table;
-}();
-static_assert(std::none_of(specs.begin(), specs.end(),
-                           [](const common::OptionSpec& spec) { return spec.name.empty(); }),
-              "every Option is declared");
+});
+static_assert(common::every_option_declared(specs), "every Option is declared");
 
 // serve's own wording, which its users and tests know: "--listen needs a value". An argument
 // with a single dash is not an option here: serve has no short options.

@@ -11,24 +11,12 @@
 #include "server/check_test_support.hpp"
 #include "support/field_error_support.hpp"
 #include "support/json_test_support.hpp"
+#include "support/sanitizers.hpp"
 
 namespace vmgate::kube {
 namespace {
 
-// AddressSanitizer has its own allocator (mallinfo2 does not see it) and keeps freed memory in
-// quarantine: the memory measures below mean nothing under it.
-#if defined(__SANITIZE_ADDRESS__)
-#define VMGATE_TEST_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define VMGATE_TEST_UNDER_ASAN 1
-#endif
-#endif
-#ifdef VMGATE_TEST_UNDER_ASAN
-constexpr bool under_asan = true;
-#else
-constexpr bool under_asan = false;
-#endif
+using testing::under_asan;
 
 using vmgate::testing::dump;
 using vmgate::testing::TempDir;

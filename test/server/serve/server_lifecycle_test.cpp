@@ -22,25 +22,11 @@
 
 #include "server/serve/serve_test_support.hpp"
 #include "support/json_test_support.hpp"
+#include "support/sanitizers.hpp"
 #include "vmgate/common/json_decode.hpp"
 
 namespace vmgate::testing {
 namespace {
-
-// AddressSanitizer has its own allocator and keeps freed memory in
-// quarantine: resident sizes mean nothing under it.
-#if defined(__SANITIZE_ADDRESS__)
-#define VMGATE_TEST_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define VMGATE_TEST_UNDER_ASAN 1
-#endif
-#endif
-#ifdef VMGATE_TEST_UNDER_ASAN
-constexpr bool under_asan = true;
-#else
-constexpr bool under_asan = false;
-#endif
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;

@@ -3,6 +3,8 @@
 // `vmgate-launcher`): each command declares its options in a table and gets back the
 // occurrences in command-line order; what a value means stays with the command. Pure;
 // thread-safe.
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -78,5 +80,27 @@ Result<ParsedArgs, OptionError> parse_options(std::span<const std::string_view> 
 /// The short-name column appears only when some option has one; the help column is two
 /// spaces after the longest "--name VALUE".
 std::string format_options(std::span<const OptionSpec> specs);
+
+/// The position of an option in its table: each binary names its options with an enum whose
+/// values are 0..N-1.
+template <class Option>
+constexpr std::size_t option_index(Option option) noexcept {
+  return static_cast<std::size_t>(option);
+}
+
+/// An option table indexed by the enum `Option`, so that it cannot drift from the enum: `declare`
+/// is called with a setter `set(Option, OptionSpec)`. every_option_declared() tells, in a
+/// static_assert beside the table, that no value of the enum was forgotten.
+template <class Option, std::size_t Count, class Declare>
+constexpr std::array<OptionSpec, Count> option_table(Declare declare) {
+  std::array<OptionSpec, Count> table{};
+  declare([&table](Option option, const OptionSpec& spec) { table[option_index(option)] = spec; });
+  return table;
+}
+
+template <std::size_t Count>
+constexpr bool every_option_declared(const std::array<OptionSpec, Count>& table) {
+  return std::none_of(table.begin(), table.end(), [](const OptionSpec& spec) { return spec.name.empty(); });
+}
 
 }  // namespace vmgate::common
