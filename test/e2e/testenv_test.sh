@@ -50,6 +50,11 @@ check "kubevirt.io/v1 is served" bash -c 'kubectl api-resources --api-group=kube
 server_version="$(kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])')"
 check "server reports its release ($server_version)" test "$server_version" != v0.0.0
 check "helm talks to the cluster" bash -c 'helm list -A >/dev/null && helm version --short | grep -q "^v3\."'
+# A chart whose kubeVersion constraint needs the server's real version (not v0.0.0).
+helm create "$dir/chart" >/dev/null
+echo 'kubeVersion: ">=1.30.0-0"' >>"$dir/chart/Chart.yaml"
+check "helm install honours kubeVersion" bash -c "helm install testchart '$dir/chart' --namespace default >/dev/null"
+check "helm uninstall" helm uninstall testchart --namespace default
 
 # The example cluster objects reference these namespaces (no namespace controller here).
 kubectl create namespace kubevirt >/dev/null
