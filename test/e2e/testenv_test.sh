@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# End-to-end check of tools/testenv: up in a temporary directory, the CRDs, the example cluster
+# objects, helm and kubectl, restart-apiserver, and down leaving no process behind.
+# Usage: test/e2e/testenv_test.sh   (the first run builds the binaries; see docs/testenv.md)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+passed=0
+failed=0
+check() { # NAME COMMAND...
+  local name=$1
+  shift
+  if "$@"; then
+    echo "ok: $name"
+    passed=$((passed + 1))
+  else
+    echo "FAILED: $name" >&2
+    failed=$((failed + 1))
+  fi
+}
+
+dir="$(mktemp -d)"
+cleanup() {
+  tools/testenv down "$dir" || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# Builds once (cached); the time of `up` itself is printed by testenv.
+tools/testenv build >/dev/null
+start=$SECONDS
+out="$(tools/testenv up "$dir")"
+up_seconds=$((SECONDS - start))
+echo "up took ${up_seconds} s"
+check "up prints the KUBECONFIG line" grep -qxF "export KUBECONFIG=$dir/kubeconfig" <<<"$out"
+check "up is ready within 30 s" test "$up_seconds" -le 30
+eval "$out"
+check "kubectl and helm are in DIR/bin" test -x "$dir/bin/kubectl" -a -x "$dir/bin/helm"
+check "tools/testenv path holds kubectl and helm" test -x "$(tools/testenv path)/kubectl" -a -x "$(tools/testenv path)/helm"
+
+crds="$(kubectl get crd -o name)"
+for crd in virtualmachines.kubevirt.io virtualmachineinstances.kubevirt.io kubevirts.kubevirt.io \
+  virtualmachineinstancetypes.instancetype.kubevirt.io virtualmachineclusterinstancetypes.instancetype.kubevirt.io \
+  virtualmachinepreferences.instancetype.kubevirt.io virtualmachineclusterpreferences.instancetype.kubevirt.io \
+  datavolumes.cdi.kubevirt.io datasources.cdi.kubevirt.io volumesnapshots.snapshot.storage.k8s.io; do
+  check "CRD $crd" grep -qxF "customresourcedefinition.apiextensions.k8s.io/$crd" <<<"$crds"
+done
+check "kubevirt.io/v1 is served" bash -c 'kubectl api-resources --api-group=kubevirt.io -o name | grep -qx virtualmachines.kubevirt.io'
+
+server_version="$(kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])')"
+check "server reports its release ($server_version)" test "$server_version" != v0.0.0
+check "helm talks to the cluster" bash -c 'helm list -A >/dev/null && helm version --short | grep -q "^v3\."'
+# A chart whose kubeVersion constraint needs the server's real version (not v0.0.0).
+helm create "$dir/chart" >/dev/null
+echo 'kubeVersion: ">=1.30.0-0"' >>"$dir/chart/Chart.yaml"
+check "helm install honours kubeVersion" bash -c "helm install testchart '$dir/chart' --namespace default >/dev/null"
+check "helm uninstall" helm uninstall testchart --namespace default
+
+# The example cluster objects reference these namespaces (no namespace controller here).
+kubectl create namespace kubevirt >/dev/null
+kubectl create namespace vm-images >/dev/null
+check "kubectl apply -f manifests/examples/cluster/" kubectl apply -f manifests/examples/cluster/
+check "the example DataSource is stored" kubectl -n vm-images get datasource fedora -o name
+check "an invalid VirtualMachine is rejected by KubeVirt's schema" \
+  bash -c '! kubectl apply --dry-run=server -f - 2>/dev/null <<<"{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachine\",\"metadata\":{\"name\":\"x\",\"namespace\":\"kubevirt\"},\"spec\":{\"runStrategy\":7}}"'
+
+server="$(kubectl config view -o jsonpath='{.clusters[0].cluster.server}')"
+check "restart-apiserver" tools/testenv restart-apiserver "$dir"
+check "same server address after restart" test "$(kubectl config view -o jsonpath='{.clusters[0].cluster.server}')" = "$server"
+check "objects survive the restart" kubectl get virtualmachineclusterinstancetypes example.small -o name
+
+pids="$(cat "$dir"/*.pid)"
+check "down" tools/testenv down "$dir"
+for pid in $pids; do
+  check "process $pid is gone" bash -c "! kill -0 $pid 2>/dev/null"
+done
+# (pgrep run here, not under bash -c, whose own command line would name $dir.)
+no_process_left() { ! pgrep -af -- "$dir/"; }
+check "no process names $dir" no_process_left
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
