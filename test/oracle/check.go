@@ -115,7 +115,7 @@ func check(opts *options) ([]result, []string, error) {
 
 	var results []result
 	for _, t := range targets {
-		r, err := c.admit(t, old, opts, now)
+		r, err := c.admit(t, old, opts, now, &notes)
 		if err != nil {
 			return nil, notes, fmt.Errorf("%s: %v", t.source, err)
 		}
@@ -166,7 +166,7 @@ func review(resource metav1.GroupVersionResource, kind string, op admissionv1.Op
 	return &admissionv1.AdmissionReview{Request: req}
 }
 
-func (c *cluster) admit(t manifest, old *manifest, opts *options, now metav1.Time) (result, error) {
+func (c *cluster) admit(t manifest, old *manifest, opts *options, now metav1.Time, notes *[]string) (result, error) {
 	raw, namespace, name, err := withNamespace(t.raw, opts.namespace)
 	if err != nil {
 		return result{}, err
@@ -238,11 +238,14 @@ func (c *cluster) admit(t manifest, old *manifest, opts *options, now metav1.Tim
 		if err := json.Unmarshal(admitted, vm); err != nil {
 			return result{}, err
 		}
+		// A VM the webhooks admit can still fail to start: the VM controller reports the error
+		// (an event, a condition) and creates no VMI. Then expanded is null and a note says why.
 		expanded, err := c.expand(vm, now)
 		if err != nil {
-			return result{}, fmt.Errorf("expanding the admitted VirtualMachine: %v", err)
+			*notes = append(*notes, fmt.Sprintf("%s: admitted, but the VM controller would create no VirtualMachineInstance: %v", t.source, err))
+		} else {
+			r.Expanded = expanded
 		}
-		r.Expanded = expanded
 	}
 	return r, nil
 }
