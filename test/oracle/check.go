@@ -19,6 +19,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch"
 	"github.com/google/uuid"
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sfield "k8s.io/apimachinery/pkg/util/validation/field"
@@ -237,6 +238,22 @@ func (c *cluster) admit(t manifest, old *manifest, opts *options, now metav1.Tim
 		vm := &v1.VirtualMachine{}
 		if err := json.Unmarshal(admitted, vm); err != nil {
 			return result{}, err
+		}
+		// The VM controller sees the VM as the apiserver stored it: metadata.generation 1 on
+		// CREATE; on UPDATE the old generation, plus one when anything but metadata and status
+		// changed (the custom resource strategy).
+		vm.Generation = 1
+		if op == admissionv1.Update {
+			oldVM := &v1.VirtualMachine{}
+			if err := json.Unmarshal(oldRaw, oldVM); err != nil {
+				return result{}, fmt.Errorf("--old: %v", err)
+			}
+			if oldVM.Generation > 0 { // a stored object has one; an --old file may not
+				vm.Generation = oldVM.Generation
+			}
+			if !equality.Semantic.DeepEqual(oldVM.Spec, vm.Spec) {
+				vm.Generation++
+			}
 		}
 		// A VM the webhooks admit can still fail to start: the VM controller reports the error
 		// (an event, a condition) and creates no VMI. Then expanded is null and a note says why.
