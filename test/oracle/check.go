@@ -174,6 +174,16 @@ func (c *cluster) admit(t manifest, old *manifest, opts *options, now metav1.Tim
 	}
 	r := result{Source: t.source, Kind: t.kind, Namespace: namespace, Name: name,
 		Causes: []cause{}, Warnings: []string{}, Patch: json.RawMessage("[]"), Admitted: null, Expanded: null}
+	// kube-apiserver serves only the versions in KubeVirt's CustomResourceDefinitions
+	// (ApiSupportedVersions) and answers 404 for any other before a webhook sees the object;
+	// the words are kubectl's (apimachinery meta.NoKindMatchError).
+	var tm typeMeta
+	_ = json.Unmarshal(raw, &tm)
+	if !servedVersion(tm.APIVersion) {
+		r.Code, r.Reason = 404, string(metav1.StatusReasonNotFound)
+		r.Message = fmt.Sprintf("no matches for kind %q in version %q", t.kind, tm.APIVersion)
+		return r, nil
+	}
 	op := admissionv1.Create
 	var oldRaw []byte
 	if opts.operation == "UPDATE" {
@@ -431,4 +441,13 @@ func dig(m map[string]any, keys ...string) map[string]any {
 		m = next
 	}
 	return m
+}
+
+func servedVersion(apiVersion string) bool {
+	for _, v := range v1.ApiSupportedVersions {
+		if v.Served && apiVersion == v1.GroupVersion.Group+"/"+v.Name {
+			return true
+		}
+	}
+	return false
 }
