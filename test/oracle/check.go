@@ -198,11 +198,15 @@ func (c *cluster) admit(t manifest, old *manifest, opts *options, now metav1.Tim
 	var mutated *admissionv1.AdmissionResponse
 	resource := vmResource
 	if t.kind == "VirtualMachine" {
-		mutated = mutators.NewVMsMutator(c.clusterConfig, c.virtClient).Mutate(review(vmResource, t.kind, op, namespace, name, raw, oldRaw))
+		mutated = call("virtualmachines-mutator.kubevirt.io", t.source, notes, func() *admissionv1.AdmissionResponse {
+			return mutators.NewVMsMutator(c.clusterConfig, c.virtClient).Mutate(review(vmResource, t.kind, op, namespace, name, raw, oldRaw))
+		})
 	} else {
 		resource = vmiResource
 		mutator := &mutators.VMIsMutator{ClusterConfig: c.clusterConfig, VMIPresetInformer: c.vmiPresetInformer, KubeVirtServiceAccounts: c.serviceAccounts}
-		mutated = mutator.Mutate(review(vmiResource, t.kind, op, namespace, name, raw, oldRaw))
+		mutated = call("virtualmachineinstances-mutator.kubevirt.io", t.source, notes, func() *admissionv1.AdmissionResponse {
+			return mutator.Mutate(review(vmiResource, t.kind, op, namespace, name, raw, oldRaw))
+		})
 	}
 	r.Warnings = append(r.Warnings, mutated.Warnings...)
 	if !mutated.Allowed {
@@ -231,11 +235,17 @@ func (c *cluster) admit(t manifest, old *manifest, opts *options, now metav1.Tim
 	var validated *admissionv1.AdmissionResponse
 	switch {
 	case t.kind == "VirtualMachine":
-		validated = admitters.NewVMsAdmitter(c.clusterConfig, c.virtClient, c.informers, c.serviceAccounts).Admit(ctx, ar)
+		validated = call("virtualmachine-validator.kubevirt.io", t.source, notes, func() *admissionv1.AdmissionResponse {
+			return admitters.NewVMsAdmitter(c.clusterConfig, c.virtClient, c.informers, c.serviceAccounts).Admit(ctx, ar)
+		})
 	case op == admissionv1.Create:
-		validated = c.vmiCreateAdmitter().Admit(ctx, ar)
+		validated = call("virtualmachineinstances-create-validator.kubevirt.io", t.source, notes, func() *admissionv1.AdmissionResponse {
+			return c.vmiCreateAdmitter().Admit(ctx, ar)
+		})
 	default:
-		validated = admitters.NewVMIUpdateAdmitter(c.clusterConfig, c.serviceAccounts).Admit(ctx, ar)
+		validated = call("virtualmachineinstances-update-validator.kubevirt.io", t.source, notes, func() *admissionv1.AdmissionResponse {
+			return admitters.NewVMIUpdateAdmitter(c.clusterConfig, c.serviceAccounts).Admit(ctx, ar)
+		})
 	}
 	r.Warnings = append(r.Warnings, validated.Warnings...)
 	if !validated.Allowed {
@@ -450,4 +460,23 @@ func servedVersion(apiVersion string) bool {
 		}
 	}
 	return false
+}
+
+// call runs one of KubeVirt's webhooks. A panic in it is what virt-api's HTTP server recovers
+// from by dropping the connection: kube-apiserver's call fails, and with KubeVirt's
+// failurePolicy Fail (pkg/virt-operator/resource/generate/components/webhooks.go) the request
+// is rejected with an internal error naming the webhook. The panic itself goes to stderr.
+func call(webhook, source string, notes *[]string, f func() *admissionv1.AdmissionResponse) (resp *admissionv1.AdmissionResponse) {
+	defer func() {
+		if r := recover(); r != nil {
+			*notes = append(*notes, fmt.Sprintf("%s: KubeVirt's webhook %s panicked: %v", source, webhook, r))
+			resp = &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{
+				Status:  metav1.StatusFailure,
+				Code:    500,
+				Reason:  metav1.StatusReasonInternalError,
+				Message: fmt.Sprintf("Internal error occurred: failed calling webhook %q: failed to call webhook: EOF", webhook),
+			}}
+		}
+	}()
+	return f()
 }
