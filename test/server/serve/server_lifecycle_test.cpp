@@ -464,6 +464,12 @@ TEST(ServeStartup, RaisesTheDescriptorSoftLimitToTheHardLimit) {
 // EMFILE while the clients hold their connections. The listener pauses (a line a second at most)
 // instead of re-accepting at once, and serves again as soon as descriptors are released.
 TEST(ServeOverload, OutOfDescriptorsPausesTheListenerInsteadOfSpinning) {
+  if (under_asan) {
+    // The sanitizers' runtime needs descriptors of its own (it probes memory through a pipe
+    // before reading a vtable, and starts its symbolizer): with none left it reports a valid
+    // Boost error category as an "invalid vptr". The Release build runs this test.
+    GTEST_SKIP() << "descriptor exhaustion breaks the sanitizer runtime itself";
+  }
   TemporaryDirectory directory;
   TestPki pki(directory.path());
   const auto [cert, key] = pki.issue("serving");
