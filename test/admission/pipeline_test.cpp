@@ -131,13 +131,16 @@ TEST(PipelineProperties, BenchmarkBodiesAreAdmittedIdempotently) {
   }
 }
 
+// A VM whose cluster instancetype does not exist: admitted with a warning, not expandable.
+constexpr std::string_view kVmWithMissingInstancetype = R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
+    "metadata":{"name":"vm","namespace":"ns"},
+    "spec":{"runStrategy":"Always","instancetype":{"name":"u1.nothere"},
+      "template":{"spec":{"domain":{"devices":{}}}}}})";
+
 TEST(Pipeline, MissingInstancetypeIsAdmittedWithAWarningThatNamesIt) {
   const Pipeline pipeline;
   const ObjectStore store;
-  const json::Document vm = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
-    "metadata":{"name":"vm","namespace":"ns"},
-    "spec":{"runStrategy":"Always","instancetype":{"name":"u1.nothere"},
-      "template":{"spec":{"domain":{"devices":{}}}}}})");
+  const json::Document vm = parse(kVmWithMissingInstancetype);
   Request r;
   r.object = &vm;
   const Outcome outcome = pipeline.admit(r, store);
@@ -152,10 +155,7 @@ TEST(Pipeline, MissingInstancetypeIsAdmittedWithAWarningThatNamesIt) {
 TEST(Pipeline, AnUnexpandableVmCarriesTheExpansionErrorBesideItsWarning) {
   const Pipeline pipeline;
   const ObjectStore store;
-  const json::Document vm = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
-    "metadata":{"name":"vm","namespace":"ns"},
-    "spec":{"runStrategy":"Always","instancetype":{"name":"u1.nothere"},
-      "template":{"spec":{"domain":{"devices":{}}}}}})");
+  const json::Document vm = parse(kVmWithMissingInstancetype);
   Request r;
   r.object = &vm;
   const Outcome outcome = pipeline.admit(r, store);
