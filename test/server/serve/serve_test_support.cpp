@@ -7,6 +7,7 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -433,6 +434,23 @@ std::string apiserver_request(std::string_view target, std::string_view body) {
          ":443\r\nContent-Type: application/json\r\nAccept: application/json, */*\r\nUser-Agent: "
          "kube-apiserver-admission\r\nContent-Length: " +
          std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
+::testing::AssertionResult raise_descriptor_limit(std::size_t wanted) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return ::testing::AssertionFailure() << "getrlimit(RLIMIT_NOFILE) failed";
+  }
+  if (limit.rlim_cur < wanted && limit.rlim_max >= wanted) {
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+      return ::testing::AssertionFailure() << "setrlimit(RLIMIT_NOFILE) failed";
+    }
+  }
+  if (limit.rlim_cur < wanted) {
+    return ::testing::AssertionFailure() << "needs " << wanted << " descriptors (ulimit -n)";
+  }
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace vmgate::testing

@@ -4,6 +4,7 @@
 // OpenSSL TLS that behaves like kube-apiserver's (verifies the chain against the CA with
 // ServerName vmgate.vmgate-system.svc, offers ALPN http/1.1, reuses the connection), or
 // misbehaves on purpose (raw bytes, partial requests, old TLS versions).
+#include <gtest/gtest.h>
 #include <openssl/ssl.h>
 
 #include <chrono>
@@ -148,5 +149,9 @@ Result<HttpResponse> http_get(std::uint16_t port, std::string_view path);
 
 /// A request exactly as kube-apiserver sends it (Content-Type, Accept, User-Agent, Content-Length).
 std::string apiserver_request(std::string_view target, std::string_view body);
+
+/// Raises this process's soft descriptor limit to `wanted` (up to the hard limit); fails, naming
+/// `ulimit -n`, when the hard limit is lower. For tests that hold thousands of connections.
+::testing::AssertionResult raise_descriptor_limit(std::size_t wanted);
 
 }  // namespace vmgate::testing

@@ -429,13 +429,7 @@ TEST_F(ServeHostile, GarbageHandshakeAndSilentConnectionsAreClosed) {
 }
 
 TEST_F(ServeHostile, ThousandIdleConnectionsDoNotBlockOthers) {
-  rlimit limit{};
-  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
-  if (limit.rlim_cur < 2500 && limit.rlim_max >= 2500) {
-    limit.rlim_cur = limit.rlim_max;
-    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &limit), 0);
-  }
-  ASSERT_GE(limit.rlim_cur, 2500U) << "needs 2 500 descriptors (ulimit -n)";
+  ASSERT_TRUE(raise_descriptor_limit(2500));
   options_.handshake_timeout = milliseconds{30000};
   options_.idle_timeout = milliseconds{30000};
   std::vector<HttpConnection> idle;

@@ -532,13 +532,7 @@ TEST(ServeOverload, MemoryOfABurstOfConnectionsIsReturnedOnceTheyClose) {
   if (under_asan) {
     GTEST_SKIP() << "resident memory is not measurable under AddressSanitizer";
   }
-  rlimit limit{};
-  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
-  if (limit.rlim_cur < 2500 && limit.rlim_max >= 2500) {
-    limit.rlim_cur = limit.rlim_max;
-    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &limit), 0);
-  }
-  ASSERT_GE(limit.rlim_cur, 2500U) << "needs 2 500 descriptors (ulimit -n)";
+  ASSERT_TRUE(raise_descriptor_limit(2500));
   TemporaryDirectory directory;
   TestPki pki(directory.path());
   const auto [cert, key] = pki.issue("serving");
