@@ -8,6 +8,7 @@
 #include "vmgate/admission/defaults/vm.hpp"
 #include "vmgate/admission/defaults/vmi.hpp"
 #include "vmgate/admission/expand/expand.hpp"
+#include "vmgate/admission/expand/generation.hpp"
 #include "vmgate/admission/infer/infer.hpp"
 #include "vmgate/admission/instancetype/apply.hpp"
 #include "vmgate/admission/instancetype/find.hpp"
@@ -417,7 +418,14 @@ Outcome Pipeline::admit(const Request& request, const ClusterView& cluster) cons
   outcome.admitted = std::move(mutation.mutated);
   if (outcome.verdict.allowed && request.resource == Resource::virtual_machine) {
     const std::string namespace_name = effective_namespace(outcome.admitted, request.namespace_name);
-    Result<json::Document> vmi = expand(outcome.admitted, namespace_name, request.now, cluster);
+    // The controller sees the VM as stored: with the generation the API server gave it.
+    json::Document stored_vm;
+    stored_vm.CopyFrom(outcome.admitted, stored_vm.GetAllocator());
+    json::set(json::ensure_object(stored_vm, "metadata", stored_vm.GetAllocator()), "generation",
+              json::Value(expand::stored_generation(
+                  outcome.admitted, request.operation == Operation::update ? request.old_object : nullptr)),
+              stored_vm.GetAllocator());
+    Result<json::Document> vmi = expand(stored_vm, namespace_name, request.now, cluster);
     if (vmi) {
       outcome.expanded = std::move(vmi.value());
     } else {
