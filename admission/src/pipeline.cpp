@@ -82,10 +82,21 @@ bool has_controller_revision_ref(const json::Value& vm, std::string_view ref) {
   return revision != nullptr && revision->IsObject() && !json::find_string(*revision, "name").empty();
 }
 
+// KubeVirt's ValidationErrorsToAdmissionResponse (pkg/util/webhooks/webhooks.go) turns each
+// OpenAPI schema error into a cause with its message only: no type, no field (the message names
+// the path).
+Verdict schema_denial(ErrorList errors) {
+  for (FieldError& error : errors) {
+    error.type = CauseType::none;
+    error.field.clear();
+  }
+  return Verdict::invalid(std::move(errors));
+}
+
 MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
   const json::Value& object = *request.object;
   if (ErrorList errors = structure.validate(StructureKind::virtual_machine, object); !errors.empty()) {
-    return denied(Verdict::invalid(std::move(errors)));
+    return denied(schema_denial(std::move(errors)));
   }
   if (being_deleted(object)) {
     return mutated(object, copy_of(object));
@@ -147,7 +158,7 @@ const json::Value& struct_member(const json::Value& object, std::string_view key
 MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
   const json::Value& object = *request.object;
   if (ErrorList errors = structure.validate(StructureKind::virtual_machine_instance, object); !errors.empty()) {
-    return denied(Verdict::invalid(std::move(errors)));
+    return denied(schema_denial(std::move(errors)));
   }
   json::Document vmi = copy_of(object);
   if (request.operation == Operation::create) {
@@ -192,7 +203,7 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
   if (ErrorList errors =
           structure != nullptr ? structure->validate(StructureKind::virtual_machine, object) : ErrorList{};
       !errors.empty()) {
-    return Verdict::invalid(std::move(errors));
+    return schema_denial(std::move(errors));
   }
   if (being_deleted(object)) {
     return Verdict::allow();
@@ -282,7 +293,7 @@ Verdict validate_vmi(const Request& request, const ClusterView& cluster, const S
   if (ErrorList errors =
           structure != nullptr ? structure->validate(StructureKind::virtual_machine_instance, object) : ErrorList{};
       !errors.empty()) {
-    return Verdict::invalid(std::move(errors));
+    return schema_denial(std::move(errors));
   }
   if (request.operation == Operation::update) {
     // vmi-update-admitter.go: the spec of a running VMI belongs to KubeVirt.
