@@ -20,6 +20,8 @@ std::string_view to_string(CauseType type) {
       return "FieldValueForbidden";
     case CauseType::unexpected_server_response:
       return "UnexpectedServerResponse";
+    case CauseType::none:
+      return "";
   }
   return "FieldValueInvalid";
 }

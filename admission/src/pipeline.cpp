@@ -8,6 +8,7 @@
 #include "vmgate/admission/defaults/vm.hpp"
 #include "vmgate/admission/defaults/vmi.hpp"
 #include "vmgate/admission/expand/expand.hpp"
+#include "vmgate/admission/expand/generation.hpp"
 #include "vmgate/admission/infer/infer.hpp"
 #include "vmgate/admission/instancetype/apply.hpp"
 #include "vmgate/admission/instancetype/find.hpp"
@@ -81,10 +82,21 @@ bool has_controller_revision_ref(const json::Value& vm, std::string_view ref) {
   return revision != nullptr && revision->IsObject() && !json::find_string(*revision, "name").empty();
 }
 
+// KubeVirt's ValidationErrorsToAdmissionResponse (pkg/util/webhooks/webhooks.go) turns each
+// OpenAPI schema error into a cause with its message only: no type, no field (the message names
+// the path).
+Verdict schema_denial(ErrorList errors) {
+  for (FieldError& error : errors) {
+    error.type = CauseType::none;
+    error.field.clear();
+  }
+  return Verdict::invalid(std::move(errors));
+}
+
 MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
   const json::Value& object = *request.object;
   if (ErrorList errors = structure.validate(StructureKind::virtual_machine, object); !errors.empty()) {
-    return denied(Verdict::invalid(std::move(errors)));
+    return denied(schema_denial(std::move(errors)));
   }
   if (being_deleted(object)) {
     return mutated(object, copy_of(object));
@@ -146,7 +158,7 @@ const json::Value& struct_member(const json::Value& object, std::string_view key
 MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
   const json::Value& object = *request.object;
   if (ErrorList errors = structure.validate(StructureKind::virtual_machine_instance, object); !errors.empty()) {
-    return denied(Verdict::invalid(std::move(errors)));
+    return denied(schema_denial(std::move(errors)));
   }
   json::Document vmi = copy_of(object);
   if (request.operation == Operation::create) {
@@ -191,7 +203,7 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
   if (ErrorList errors =
           structure != nullptr ? structure->validate(StructureKind::virtual_machine, object) : ErrorList{};
       !errors.empty()) {
-    return Verdict::invalid(std::move(errors));
+    return schema_denial(std::move(errors));
   }
   if (being_deleted(object)) {
     return Verdict::allow();
@@ -281,7 +293,7 @@ Verdict validate_vmi(const Request& request, const ClusterView& cluster, const S
   if (ErrorList errors =
           structure != nullptr ? structure->validate(StructureKind::virtual_machine_instance, object) : ErrorList{};
       !errors.empty()) {
-    return Verdict::invalid(std::move(errors));
+    return schema_denial(std::move(errors));
   }
   if (request.operation == Operation::update) {
     // vmi-update-admitter.go: the spec of a running VMI belongs to KubeVirt.
@@ -417,7 +429,14 @@ Outcome Pipeline::admit(const Request& request, const ClusterView& cluster) cons
   outcome.admitted = std::move(mutation.mutated);
   if (outcome.verdict.allowed && request.resource == Resource::virtual_machine) {
     const std::string namespace_name = effective_namespace(outcome.admitted, request.namespace_name);
-    Result<json::Document> vmi = expand(outcome.admitted, namespace_name, request.now, cluster);
+    // The controller sees the VM as stored: with the generation the API server gave it.
+    json::Document stored_vm;
+    stored_vm.CopyFrom(outcome.admitted, stored_vm.GetAllocator());
+    json::set(json::ensure_object(stored_vm, "metadata", stored_vm.GetAllocator()), "generation",
+              json::Value(expand::stored_generation(
+                  outcome.admitted, request.operation == Operation::update ? request.old_object : nullptr)),
+              stored_vm.GetAllocator());
+    Result<json::Document> vmi = expand(stored_vm, namespace_name, request.now, cluster);
     if (vmi) {
       outcome.expanded = std::move(vmi.value());
     } else {

@@ -153,6 +153,31 @@ TEST(Pipeline, MissingInstancetypeIsAdmittedWithAWarningThatNamesIt) {
       << outcome.verdict.warnings[0];
 }
 
+// pkg/util/webhooks/webhooks.go ValidationErrorsToAdmissionResponse: an OpenAPI schema cause is
+// its message only, in the mutating and the validating stage, for a VM and a VMI.
+TEST(Pipeline, SchemaCausesHaveNoTypeAndNoField) {
+  const Pipeline pipeline;
+  const ObjectStore store;
+  const json::Document vmi = parse(R"({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+      "metadata": {"name": "v"}, "spec": {"dnsPolicy": "Bogus", "domain": {"devices": {}}}})");
+  const json::Document vm = parse(R"({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+      "metadata": {"name": "v"}, "spec": {"bogus": 1, "template": {"spec": {"domain": {"devices": {}}}}}})");
+  for (const json::Document* object : {&vmi, &vm}) {
+    Request r;
+    r.object = object;
+    r.resource = object == &vm ? Resource::virtual_machine : Resource::virtual_machine_instance;
+    for (const Verdict& verdict : {pipeline.admit(r, store).verdict, pipeline.validate(r, store)}) {
+      EXPECT_FALSE(verdict.allowed);
+      ASSERT_EQ(verdict.causes.size(), 1U) << verdict.message;
+      EXPECT_EQ(verdict.causes[0].type, CauseType::none);
+      EXPECT_EQ(verdict.causes[0].field, "");
+      EXPECT_EQ(verdict.causes[0].message, object == &vm ? "spec.bogus in body is a forbidden property"
+                                                         : "spec.dnsPolicy in body should be one of [ClusterFirst "
+                                                           "ClusterFirstWithHostNet Default None]");
+    }
+  }
+}
+
 TEST(Pipeline, AnUnexpandableVmCarriesTheExpansionErrorBesideItsWarning) {
   const Pipeline pipeline;
   const ObjectStore store;

@@ -381,8 +381,9 @@ func (c *cluster) expand(vm *v1.VirtualMachine, now metav1.Time) (json.RawMessag
 var vmgateNamespace = uuid.UUID{0x6c, 0x1e, 0x4f, 0x8a, 0x3b, 0x52, 0x5d, 0x7e, 0x9a, 0x0f, 0x2d, 0x61, 0x4b, 0x83, 0xc5, 0x17}
 
 // normalise replaces what KubeVirt randomises or reads from the clock, so that the output is
-// reproducible: the firmware uuid/serial the VM mutator draws on CREATE (derived from
-// metadata.uid, else namespace/name, as vmgate derives them) and the VMI's Pending phase
+// reproducible: the firmware uuid/serial the VM mutator draws on CREATE and the firmware uuid
+// the VMI defaults draw on a VMI CREATE (derived from metadata.uid, else namespace/name, as
+// vmgate derives them) and the VMI's Pending phase
 // transition time (SOURCE_DATE_EPOCH when set, else the time the oracle started).
 func normalise(patchBytes, original []byte, kind string, op admissionv1.Operation, namespace, name string, now metav1.Time) ([]byte, error) {
 	var ops []map[string]any
@@ -396,6 +397,9 @@ func normalise(patchBytes, original []byte, kind string, op admissionv1.Operatio
 			UID string `json:"uid"`
 		} `json:"metadata"`
 		Spec struct {
+			Domain struct { // a VirtualMachineInstance's
+				Firmware *v1.Firmware `json:"firmware"`
+			} `json:"domain"`
 			Template *struct {
 				Spec struct {
 					Domain struct {
@@ -429,6 +433,20 @@ func normalise(patchBytes, original []byte, kind string, op admissionv1.Operatio
 			if before == nil || before.Serial == "" {
 				firmware["serial"] = uuid.NewSHA1(vmgateNamespace, []byte(seed+"#firmware-serial")).String()
 			}
+		case kind == "VirtualMachineInstance" && op == admissionv1.Create && path == "/spec" && value != nil:
+			// The VMI defaults (kubevirt.io/api core/v1 SetDefaults_Firmware) draw a random
+			// firmware uuid when the VMI has none; vmgate derives it from metadata.uid, else
+			// "vmi:" namespace/name (admission/src/defaults/vmi_create.cpp).
+			firmware := dig(value, "domain", "firmware")
+			before := orig.Spec.Domain.Firmware
+			if firmware == nil || (before != nil && before.UUID != "") {
+				continue
+			}
+			seed := "vmi:" + namespace + "/" + name
+			if orig.Metadata.UID != "" {
+				seed = "uid:" + orig.Metadata.UID
+			}
+			firmware["uuid"] = uuid.NewSHA1(vmgateNamespace, []byte(seed+"#firmware-uuid")).String()
 		case kind == "VirtualMachineInstance" && op == admissionv1.Create && path == "/status" && value != nil:
 			stamps, _ := value["phaseTransitionTimestamps"].([]any)
 			// The mutator appends one stamp, the Pending transition, to those the object had.

@@ -4,6 +4,7 @@
 //
 //	kubevirt-oracle check [-f FILE|DIR|-]... [--objects FILE|DIR]... [--old FILE]
 //	                      [--operation CREATE|UPDATE] [--namespace NS] [-o json]
+//	kubevirt-oracle batch   (one check run per stdin line: batch.go)
 //
 // Exit status: 0 all admitted, 1 at least one denied, 2 unusable input or an oracle failure.
 // KubeVirt's log goes to stderr only when KUBEVIRT_ORACLE_LOG is set.
@@ -90,6 +91,13 @@ func parseOptions(args []string) (*options, error) {
 }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "batch" { // batch.go
+		if err := batch(os.Stdin, os.Stdout, run); err != nil {
+			fmt.Fprintf(os.Stderr, "kubevirt-oracle batch: %v\n", err)
+			os.Exit(2)
+		}
+		return
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -119,13 +119,14 @@ Result<json::Document> build_vmi(const json::Value& vm, std::string_view namespa
   json::ensure_array(*json::find(vmi, "metadata"), "finalizers", allocator)
       .PushBack(json::make_string("kubevirt.io/virtualMachineControllerFinalize", allocator), allocator);
 
-  Result<instancetype::FoundSpec> found_instancetype =
-      instancetype::find_spec(instancetype::MatcherType::instancetype, vm, namespace_name, cluster);
+  // The controller looks up any matcher, a nameless one too (an inference that left `{}`).
+  Result<instancetype::FoundSpec> found_instancetype = instancetype::find_spec(
+      instancetype::MatcherType::instancetype, vm, namespace_name, cluster, instancetype::NamelessMatcher::look_up);
   if (!found_instancetype) {
     return found_instancetype.error();
   }
-  Result<instancetype::FoundSpec> found_preference =
-      instancetype::find_spec(instancetype::MatcherType::preference, vm, namespace_name, cluster);
+  Result<instancetype::FoundSpec> found_preference = instancetype::find_spec(
+      instancetype::MatcherType::preference, vm, namespace_name, cluster, instancetype::NamelessMatcher::look_up);
   if (!found_preference) {
     return found_preference.error();
   }

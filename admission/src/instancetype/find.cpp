@@ -69,7 +69,7 @@ Result<ObjectKind> matcher_kind(MatcherType type, std::string_view kind) {
 }
 
 Result<FoundSpec> find_spec(MatcherType type, const json::Value& vm, std::string_view namespace_name,
-                            const ClusterView& cluster) {
+                            const ClusterView& cluster, NamelessMatcher nameless) {
   const bool is_instancetype = type == MatcherType::instancetype;
   const json::Value* matcher = json::find_path(vm, {"spec", is_instancetype ? "instancetype" : "preference"});
   FoundSpec found;
@@ -111,7 +111,7 @@ Result<FoundSpec> find_spec(MatcherType type, const json::Value& vm, std::string
       return from_revision(*stored);
     }
   }
-  if (found.name.empty()) {
+  if (found.name.empty() && nameless == NamelessMatcher::skip) {
     return found;  // only inferFromVolume: nothing to look up (the mutator infers the name first)
   }
   if (!kind) {

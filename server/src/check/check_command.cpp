@@ -63,6 +63,22 @@ std::string namespace_of(const json::Value& object, const std::string& fallback)
   return ns.empty() ? fallback : std::string(ns);
 }
 
+// kube-apiserver gives an object without metadata.namespace the request's namespace before any
+// webhook sees it (apiserver pkg/endpoints/handlers create.go / update.go:
+// EnsureObjectNamespaceMatchesRequestNamespace), so the admitted object carries it. Returns null
+// when the object already has one (or metadata that is not an object, which validation reports).
+std::optional<json::Document> with_request_namespace(const json::Value& object, const std::string& namespace_name) {
+  const json::Value* metadata = json::find(object, "metadata");
+  if (metadata != nullptr && (!metadata->IsObject() || !json::find_string(*metadata, "namespace").empty())) {
+    return std::nullopt;
+  }
+  json::Document copy;
+  copy.CopyFrom(object, copy.GetAllocator());
+  json::set_string(json::ensure_object(copy, "metadata", copy.GetAllocator()), "namespace", namespace_name,
+                   copy.GetAllocator());
+  return copy;
+}
+
 std::string name_of(const json::Value& object) {
   const json::Value* metadata = json::find_object(object, "metadata");
   return metadata != nullptr ? std::string(json::find_string(*metadata, "name")) : std::string();
@@ -187,8 +203,13 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
     request.resource = target.resource;
     request.operation = options.operation;
     request.namespace_name = target.namespace_name;
-    request.object = target.object->value;
-    request.old_object = old ? old->object->value : nullptr;
+    const std::optional<json::Document> object = with_request_namespace(*target.object->value, target.namespace_name);
+    request.object = object ? &*object : target.object->value;
+    std::optional<json::Document> old_object;
+    if (old) {
+      old_object = with_request_namespace(*old->object->value, old->namespace_name);
+      request.old_object = old_object ? &*old_object : old->object->value;
+    }
     run.results.push_back(CheckResult{target.object->source, target.resource, target.kind, target.namespace_name,
                                       target.name, pipeline.admit(request, store)});
   }

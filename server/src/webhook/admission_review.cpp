@@ -127,7 +127,9 @@ std::string encode_review(std::string_view uid, const admission::Verdict& verdic
       writer.StartArray();
       for (const admission::FieldError& cause : verdict.causes) {
         writer.StartObject();
-        write_member(writer, "type", admission::to_string(cause.type));
+        if (cause.type != admission::CauseType::none) {  // metav1.StatusCause: omitempty
+          write_member(writer, "type", admission::to_string(cause.type));
+        }
         if (!cause.field.empty()) {
           write_member(writer, "field", cause.field);
         }

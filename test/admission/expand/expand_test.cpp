@@ -116,6 +116,15 @@ TEST(ExpandBuildVmi, MissingTemplate) {
             "missing virtual machine template.");
 }
 
+TEST(ExpandBuildVmi, NamelessMatcherIsLookedUpAndNotFound) {
+  // instancetype/find/spec.go: a matcher the inference left empty is still looked up, by name "".
+  EXPECT_EQ(build_error(vm_text(R"("instancetype": {})"), cluster()),
+            R"(virtualmachineclusterinstancetypes.instancetype.kubevirt.io "" not found)");
+  EXPECT_EQ(build_error(vm_text(R"("preference": {"inferFromVolume": "root", "kind": "VirtualMachinePreference"})"),
+                        cluster()),
+            R"(virtualmachinepreferences.instancetype.kubevirt.io "" not found)");
+}
+
 TEST(ExpandBuildVmi, SlirpStopsTheController) {
   ObjectStore store;
   ASSERT_TRUE(store

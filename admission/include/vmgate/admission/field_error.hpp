@@ -16,6 +16,7 @@ enum class CauseType {
   field_value_duplicate,       // "FieldValueDuplicate"
   field_value_forbidden,       // "FieldValueForbidden"
   unexpected_server_response,  // "UnexpectedServerResponse"
+  none,                        // "" (omitted on the wire): KubeVirt's OpenAPI schema causes have no type
 };
 
 std::string_view to_string(CauseType type);

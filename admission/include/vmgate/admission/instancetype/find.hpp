@@ -25,12 +25,17 @@ struct FoundSpec {
   std::string name;
 };
 
+/// What a matcher without a name (and no revision) means. The webhooks skip it: the mutator
+/// infers the name first. The VM controller (pkg/instancetype/find/spec.go) looks it up like any
+/// other: name "" is not found, and no VMI is created.
+enum class NamelessMatcher { skip, look_up };
+
 /// Finds the spec for `vm.spec.instancetype` / `vm.spec.preference`: revisionName first, then a
 /// status.*Ref.controllerRevisionRef whose object-name label matches, then the live object.
-/// Returns a FoundSpec with spec == nullptr when the VM has no such matcher (or only
-/// inferFromVolume). Errors use the API server's words:
+/// Returns a FoundSpec with spec == nullptr when the VM has no such matcher (or, with
+/// NamelessMatcher::skip, one without a name). Errors use the API server's words:
 ///   `virtualmachineclusterinstancetypes.instancetype.kubevirt.io "u1.small" not found`.
 Result<FoundSpec> find_spec(MatcherType type, const json::Value& vm, std::string_view namespace_name,
-                            const ClusterView& cluster);
+                            const ClusterView& cluster, NamelessMatcher nameless = NamelessMatcher::skip);
 
 }  // namespace vmgate::admission::instancetype
