@@ -47,7 +47,54 @@ FAULTS = [
     "matcher", "instancetype", "preference", "infer", "cpu", "cpu-features", "dedicated",
     "memory", "hugepages", "resources", "disks", "volumes", "interfaces", "networks",
     "firmware", "features", "clock", "machine", "runstrategy", "dvt", "architecture", "update",
+    "extras",
 ]
+
+# Less common spec fields (the README's other rule rows), valid and invalid variants: one or two
+# per case at most, so that each still meets the rest of the spec.
+EXTRAS = {
+    "dns": ([{"dnsPolicy": "None", "dnsConfig": {"nameservers": ["10.0.0.10"], "searches": ["svc.local"]}},
+             {"dnsPolicy": "ClusterFirst"}, {"dnsPolicy": "Default"}],
+            [{"dnsPolicy": "None"}, {"dnsPolicy": "Sometimes"},
+             {"dnsPolicy": "None", "dnsConfig": {"nameservers": ["1.1.1.1", "8.8.8.8", "9.9.9.9", "8.8.4.4"]}},
+             {"dnsPolicy": "None", "dnsConfig": {"nameservers": ["not-an-ip"]}}]),
+    "probe": ([{"livenessProbe": {"httpGet": {"port": 80, "path": "/healthz"}, "periodSeconds": 10}},
+               {"readinessProbe": {"exec": {"command": ["cat", "/tmp/ready"]}}}],
+              [{"livenessProbe": {"httpGet": {"port": 80}, "tcpSocket": {"port": 22}}},
+               {"livenessProbe": {}}]),
+    "start": ([{"startStrategy": "Paused"}], [{"startStrategy": "Later"},
+                                               {"startStrategy": "Paused", "livenessProbe": {"tcpSocket": {"port": 22}}}]),
+    "eviction": ([{"evictionStrategy": "LiveMigrate"}, {"evictionStrategy": "External"}],
+                 [{"evictionStrategy": "Sometimes"}]),
+    "affinity": ([{"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                   "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}},
+                  {"tolerations": [{"key": "dedicated", "operator": "Equal", "value": "vm", "effect": "NoSchedule"}]},
+                  {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                                                  "whenUnsatisfiable": "ScheduleAnyway"}]}],
+                 [{"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                   "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["a"]}]}]}}}},
+                  {"topologySpreadConstraints": [{"maxSkew": 0, "topologyKey": "zone",
+                                                  "whenUnsatisfiable": "Maybe"}]},
+                  {"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                      {"weight": 200, "podAffinityTerm": {"topologyKey": "zone"}}]}}}]),
+    "hostname": ([{"hostname": "vm-01", "subdomain": "vms"}], [{"hostname": "-bad-"}, {"subdomain": "Bad_Sub"}]),
+}
+DEVICE_EXTRAS = {
+    "sound": ([{"sound": {"name": "audio", "model": "ich9"}}], [{"sound": {"name": "audio", "model": "sb16"}}]),
+    "tpm": ([{"tpm": {}}, {"tpm": {"persistent": True}}], []),
+    "video": ([{"video": {"type": "virtio"}}, {"video": {"type": "vga"}}],
+              [{"video": {"type": "qxl"}}, {"video": {"type": "virtio"}, "autoattachGraphicsDevice": False}]),
+    "watchdog": ([{"watchdog": {"name": "wd", "i6300esb": {"action": "reset"}}}],
+                 [{"watchdog": {"name": "wd"}}]),
+    "gpus": ([], [{"gpus": [{"name": "gpu1", "deviceName": "nvidia.com/TU104GL_Tesla_T4"}]},
+                  {"hostDevices": [{"name": "hd1", "deviceName": "intel.com/qat"}]}]),
+    "panic": ([{"panicDevices": [{"model": "isa"}]}], [{"panicDevices": [{"model": "pvpanic-pci"}]}]),
+    "iothreads": ([{"blockMultiQueue": True}, {"networkInterfaceMultiqueue": True},
+                   {"useVirtioTransitional": True}], []),
+    "downward": ([{"downwardMetrics": {}}], []),
+    "client": ([{"clientPassthrough": {}}], []),
+    "filesystems": ([], [{"filesystems": [{"name": "nofs", "virtiofs": {}}]}]),
+}
 
 CONTAINER_IMAGES = [
     "quay.io/containerdisks/fedora:41", "quay.io/containerdisks/centos-stream:9",
@@ -733,6 +780,54 @@ def build_misc(c, spec, domain):
         domain["ioThreadsPolicy"] = c.pick(["shared", "shared", "auto", "auto", "dedicated"])
     if c.chance(0.05):
         spec["readinessProbe"] = {"tcpSocket": {"port": 22}, "initialDelaySeconds": 10}
+    build_extras(c, spec, domain)
+
+
+def build_extras(c, spec, domain):
+    fault = c.bad("extras")
+    if not (fault or c.chance(0.3)):
+        return
+    which = c.rng.sample(sorted(EXTRAS) + sorted(DEVICE_EXTRAS), c.pick([1, 1, 2]))
+    broken = c.pick(which) if fault else None
+    for name in which:
+        good, bad = EXTRAS[name] if name in EXTRAS else DEVICE_EXTRAS[name]
+        invalid = name == broken and bad
+        options = bad if invalid or not good else good
+        value = copy.deepcopy(c.pick(options))
+        target = spec if name in EXTRAS else domain["devices"]
+        target.update(value)
+        c.tag("%s%s" % (name, "!" if invalid or not good else ""))
+    extra_volumes(c, spec)
+
+
+def extra_volumes(c, spec):
+    """Volumes of other sources, with their disks."""
+    if not c.chance(0.2):
+        return
+    kind = c.pick(["configMap", "secret", "serviceAccount", "hostDisk", "sysprep", "downwardAPI", "lun-on-cd"])
+    vol = {"name": "extra-" + kind.lower()}
+    disk = {"name": vol["name"], "disk": {}}
+    if kind == "configMap":
+        vol["configMap"] = {"name": "app-config"}
+    elif kind == "secret":
+        vol["secret"] = {"secretName": c.pick(["app-secret", "Bad_Secret"])}
+    elif kind == "serviceAccount":
+        vol["serviceAccount"] = {"serviceAccountName": "default"}
+    elif kind == "hostDisk":
+        vol["hostDisk"] = {"path": "/var/lib/disk.img", "type": c.pick(["Disk", "DiskOrCreate"])}
+        if vol["hostDisk"]["type"] == "DiskOrCreate":
+            vol["hostDisk"]["capacity"] = "1Gi"
+    elif kind == "sysprep":
+        vol["sysprep"] = {"configMap": {"name": "sysprep"}}
+        disk = {"name": vol["name"], "cdrom": {"bus": "sata"}}
+    elif kind == "downwardAPI":
+        vol["downwardAPI"] = {"fields": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}
+    else:
+        vol["containerDisk"] = {"image": CONTAINER_IMAGES[1]}
+        disk = {"name": vol["name"], "lun": {}}
+    spec["volumes"].append(vol)
+    spec["domain"]["devices"].setdefault("disks", []).append(disk)
+    c.tag("vol:" + kind)
 
 
 def build_vmi_spec(c, vm_name, owned_cpu, owned_mem, storage_plan, preference_has_cpu):
