@@ -47,7 +47,7 @@ FAULTS = [
     "matcher", "instancetype", "preference", "infer", "cpu", "cpu-features", "dedicated",
     "memory", "hugepages", "resources", "disks", "volumes", "interfaces", "networks",
     "firmware", "features", "clock", "machine", "runstrategy", "dvt", "architecture", "update",
-    "extras",
+    "extras", "schema",
 ]
 
 # Less common spec fields (the README's other rule rows), valid and invalid variants: one or two
@@ -781,6 +781,38 @@ def build_misc(c, spec, domain):
     if c.chance(0.05):
         spec["readinessProbe"] = {"tcpSocket": {"port": 22}, "initialDelaySeconds": 10}
     build_extras(c, spec, domain)
+    build_schema_fault(c, spec, domain)
+
+
+def build_schema_fault(c, spec, domain):
+    """What KubeVirt's OpenAPI check (ValidateSchema) refuses: enums, types, required members."""
+    if not c.bad("schema"):
+        return
+    kind = c.pick(["toleration-operator", "toleration-effect", "probe-scheme", "spread-when", "node-operator",
+                   "type-in-array", "type-scalar", "missing-disk-name", "missing-image", "unknown-field"])
+    if kind == "toleration-operator":
+        spec["tolerations"] = [{"key": "k", "operator": "Maybe"}]
+    elif kind == "toleration-effect":
+        spec["tolerations"] = [{"key": "k", "operator": "Exists", "effect": "NoRun"}]
+    elif kind == "probe-scheme":
+        spec["readinessProbe"] = {"httpGet": {"port": 80, "scheme": "FTP"}}
+    elif kind == "spread-when":
+        spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Maybe"}]
+    elif kind == "node-operator":
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["a"]}]}]}}}
+    elif kind == "type-in-array":
+        domain["devices"]["disks"][-1]["bootOrder"] = "1"
+    elif kind == "type-scalar":
+        spec["terminationGracePeriodSeconds"] = "30"
+    elif kind == "missing-disk-name":
+        domain["devices"]["disks"].append({"disk": {"bus": "virtio"}})
+    elif kind == "missing-image":
+        spec["volumes"].append({"name": "noimage", "containerDisk": {}})
+        domain["devices"]["disks"].append({"name": "noimage", "disk": {}})
+    else:
+        domain["devices"]["disks"][0]["dsik"] = {}
+    c.tag("schema!" + kind)
 
 
 def build_extras(c, spec, domain):
