@@ -73,6 +73,8 @@ const (
 	maxBodyBytes = 8 << 20
 )
 
+var errHelp = errors.New("help")
+
 type serveOptions struct {
 	listen, cert, key string
 	objects           []string
@@ -84,6 +86,9 @@ func parseServeOptions(args []string) (*serveOptions, error) {
 		o.listen = net.JoinHostPort("127.0.0.1", port)
 	}
 	for i := 0; i < len(args); i++ {
+		if args[i] == "--help" || args[i] == "-h" {
+			return nil, errHelp
+		}
 		name, value, inline := strings.Cut(args[i], "=")
 		if !strings.HasPrefix(name, "--") {
 			return nil, fmt.Errorf("unexpected argument %q", args[i])
@@ -121,6 +126,10 @@ func parseServeOptions(args []string) (*serveOptions, error) {
 // start (exit 2).
 func serve(args []string, stderr io.Writer) int {
 	opts, err := parseServeOptions(args)
+	if err == errHelp {
+		fmt.Fprintln(stderr, serveUsage)
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "kubevirt-oracle serve: %v\n%s\n", err, serveUsage)
 		return 2
