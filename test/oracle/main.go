@@ -105,6 +105,9 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 	if os.Getenv("KUBEVIRT_ORACLE_LOG") == "" {
 		log.Log.SetIOWriter(io.Discard)
 	}
+	if len(args) > 0 && args[0] == "serve" {
+		return serve(args[1:], stderr)
+	}
 	if len(args) == 0 || args[0] != "check" {
 		fmt.Fprintln(stderr, usage)
 		return 2
