@@ -104,15 +104,18 @@ std::string ResourceSpec::object_path(std::string_view namespace_name, std::stri
 std::vector<ResourceSpec> admission_resources() {
   const std::string instancetypes = "/apis/instancetype.kubevirt.io/v1beta1";
   const std::string cdi = "/apis/cdi.kubevirt.io/v1beta1";
+  // Every kind but the KubeVirt CR is also looked up live on a miss: one `kubectl apply -f`
+  // often creates an instancetype, a preference or a volume and the VM naming it, and the VM
+  // can reach the webhook before the watch event of the object does.
   return {
-      {ObjectKind::instancetype, instancetypes, "virtualmachineinstancetypes", true, false, {}},
-      {ObjectKind::cluster_instancetype, instancetypes, "virtualmachineclusterinstancetypes", false, false, {}},
-      {ObjectKind::preference, instancetypes, "virtualmachinepreferences", true, false, {}},
-      {ObjectKind::cluster_preference, instancetypes, "virtualmachineclusterpreferences", false, false, {}},
+      {ObjectKind::instancetype, instancetypes, "virtualmachineinstancetypes", true, true, {}},
+      {ObjectKind::cluster_instancetype, instancetypes, "virtualmachineclusterinstancetypes", false, true, {}},
+      {ObjectKind::preference, instancetypes, "virtualmachinepreferences", true, true, {}},
+      {ObjectKind::cluster_preference, instancetypes, "virtualmachineclusterpreferences", false, true, {}},
       {ObjectKind::persistent_volume_claim, "/api/v1", "persistentvolumeclaims", true, true, {}},
       {ObjectKind::data_volume, cdi, "datavolumes", true, true, {}},
       {ObjectKind::data_source, cdi, "datasources", true, true, {}},
-      {ObjectKind::volume_snapshot, "/apis/snapshot.storage.k8s.io/v1", "volumesnapshots", true, false, {}},
+      {ObjectKind::volume_snapshot, "/apis/snapshot.storage.k8s.io/v1", "volumesnapshots", true, true, {}},
       // Only the revisions KubeVirt writes for instancetypes and preferences (it labels them);
       // one written by hand is found by the live lookup.
       {ObjectKind::controller_revision, "/apis/apps/v1", "controllerrevisions", true, true,

@@ -173,7 +173,10 @@ Result<std::unique_ptr<ClusterSource>> open_cluster(const ServeOptions& options,
       std::vector<std::pair<std::string_view, std::string_view>> views(fields.begin(), fields.end());
       log.write_now(event_line(std::chrono::system_clock::now(), level, message, views));
     };
-    Result<std::unique_ptr<kube::WatchCache>> cache = kube::WatchCache::create(config, pipeline, std::move(cache_log));
+    kube::CacheTuning tuning;
+    tuning.watch_idle = options.watch_idle;
+    Result<std::unique_ptr<kube::WatchCache>> cache =
+        kube::WatchCache::create(config, pipeline, std::move(cache_log), tuning);
     if (!cache) {
       return cache.error();
     }

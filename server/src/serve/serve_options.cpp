@@ -40,6 +40,7 @@ enum class Option : std::size_t {
   kubeconfig,
   context,
   cache_sync_timeout,
+  watch_idle,
   help,
 };
 
@@ -125,6 +126,10 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
        .value_name = "D",
        .help = "how long to wait at start for the cache's first sync before serving\n"
                "(not ready meanwhile, and after it until synced; default 60s)."});
+  set(Option::watch_idle, {.name = "watch-idle",
+                           .value_name = "D",
+                           .help = "restart a watch that brought no event or bookmark for this long\n"
+                                   "(default 150s; the API server sends a bookmark about every minute)."});
   set(Option::help, {.name = "help", .flag = true, .help = "print this help."});
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
@@ -192,6 +197,8 @@ std::chrono::milliseconds& duration_field(ServeOptions& options, Option option) 
       return options.body_timeout;
     case Option::cache_sync_timeout:
       return options.cache_sync_timeout;
+    case Option::watch_idle:
+      return options.watch_idle;
     default:
       return options.idle_timeout;
   }
@@ -337,6 +344,7 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
         break;
       case Option::watch_interval:
       case Option::cache_sync_timeout:
+      case Option::watch_idle:
       case Option::shutdown_delay:
       case Option::grace_period:
       case Option::handshake_timeout:

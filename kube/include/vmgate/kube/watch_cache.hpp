@@ -4,9 +4,9 @@
 // re-lists; errors back off exponentially with jitter; a watch silent for longer than the idle
 // timeout is restarted), feeding immutable snapshots that admissions read without ever waiting
 // for the informers (each snapshot is swapped in whole; an admission keeps the one it started
-// with). PVCs, DataVolumes, DataSources and ControllerRevisions missing from the cache are looked
-// up live (a VM often arrives in the same `kubectl apply` as its volume), with a short negative
-// cache so a burst of VMs naming a missing volume costs one GET.
+// with). Objects missing from the cache are looked up live (a VM often arrives in the same
+// `kubectl apply` as its instancetype or volume, before the watch event), with a short cache of
+// the answer, found or not, so that a burst of VMs naming a missing volume costs one GET.
 // Thread-safety: snapshot(), synced() and statuses() from any thread; start() and stop() from
 // the owner.
 #include <chrono>
@@ -46,7 +46,9 @@ struct CacheTuning {
   std::size_t page_size = 500;
   std::chrono::milliseconds request_deadline{30000};  // each list page, each connect
   std::chrono::seconds watch_timeout{300};   // the server ends a watch after this (+ up to 100 % jitter)
-  std::chrono::milliseconds watch_idle{90000};  // no byte (not even a bookmark) for this long: restart
+  // No byte (not even a bookmark: kube-apiserver sends one about every minute) for this long:
+  // the watch is restarted.
+  std::chrono::milliseconds watch_idle{150000};
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{30000};
   std::chrono::milliseconds not_served_recheck{60000};  // a resource whose API is not installed

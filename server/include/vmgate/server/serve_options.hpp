@@ -37,6 +37,7 @@ struct ServeOptions {
   std::string kubeconfig;            // --kubeconfig: the cluster from the Kubernetes API
   std::string context;               // --context: the kubeconfig context; empty: current-context
   std::chrono::milliseconds cache_sync_timeout{60000};  // the first sync, before serving
+  std::chrono::milliseconds watch_idle{150000};         // a silent watch is restarted after this
   /// KubeVirt's namespace: its service accounts there count as KubeVirt itself.
   std::string kubevirt_namespace = "kubevirt";
   unsigned threads = 0;                            // 0: one per CPU this process may run on
