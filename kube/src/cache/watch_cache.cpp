@@ -30,6 +30,17 @@ std::size_t slot(ObjectKind kind) { return static_cast<std::size_t>(kind); }
 struct CompactObject {
   CompactObject(const json::Value& source, std::size_t chunk_bytes)
       : allocator(std::max<std::size_t>(chunk_bytes, 1024)), value(source, allocator) {}
+  // The items of a list carry no kind and apiVersion: set them, as the object reads alone.
+  CompactObject(const json::Value& source, std::size_t chunk_bytes, std::string_view kind,
+                std::string_view api_version)
+      : CompactObject(source, chunk_bytes) {
+    if (value.IsObject() && !json::has(value, "kind")) {
+      json::set_string(value, "kind", kind, allocator);
+    }
+    if (value.IsObject() && !json::has(value, "apiVersion")) {
+      json::set_string(value, "apiVersion", api_version, allocator);
+    }
+  }
   json::Allocator allocator;
   json::Value value;
 };
@@ -92,6 +103,14 @@ std::shared_ptr<const admission::ClusterConfig> config_of(const KindIndex& kubev
 }
 
 }  // namespace
+
+std::string ResourceSpec::api_version() const {
+  constexpr std::string_view apis = "/apis/";
+  if (prefix.starts_with(apis)) {
+    return prefix.substr(apis.size());
+  }
+  return "v1";  // the core group: "/api/v1"
+}
 
 std::string ResourceSpec::object_path(std::string_view namespace_name, std::string_view name) const {
   const std::string escaped_name = query_escape(name);
@@ -357,7 +376,8 @@ struct WatchCache::Impl {
       objects.erase(key);
       return;
     }
-    objects[std::move(key)] = std::make_shared<const CompactObject>(object, size_hint);
+    objects[std::move(key)] =
+        std::make_shared<const CompactObject>(object, size_hint, admission::kind_name(spec.kind), spec.api_version());
   }
 
   std::chrono::milliseconds jittered(std::chrono::milliseconds delay, std::mt19937_64& random) const {
@@ -435,7 +455,9 @@ struct WatchCache::Impl {
     }
   }
 
-  enum class WatchOutcome { ended, relist, failed };
+  // broken: the watch was up (200) and then failed (a stall, a closed connection): watched again
+  // after the initial backoff, since the server was healthy a moment ago.
+  enum class WatchOutcome { ended, relist, failed, broken };
 
   WatchOutcome watch(std::size_t index, ApiConnection& connection, KindIndex& objects, std::string& resource_version,
                      std::mt19937_64& random) {
@@ -497,7 +519,7 @@ struct WatchCache::Impl {
                       (streamed.error().timed_out ? "no event or bookmark for " +
                                                         std::to_string(tuning.watch_idle.count()) + " ms; restarting"
                                                   : streamed.error().message));
-      return WatchOutcome::failed;
+      return streamed.error().after_response ? WatchOutcome::broken : WatchOutcome::failed;
     }
     if (streamed->refused) {
       if (streamed->refused->status == 410) {
@@ -576,6 +598,9 @@ struct WatchCache::Impl {
           update_status(index, [](ResourceStatus& status) { ++status.watch_restarts; });
           need_list = true;
           break;
+        case WatchOutcome::broken:
+          backoff = tuning.backoff_initial;
+          [[fallthrough]];
         case WatchOutcome::failed:
           update_status(index, [](ResourceStatus& status) { ++status.watch_restarts; });
           if (!back_off()) {

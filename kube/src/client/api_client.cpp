@@ -390,13 +390,17 @@ Result<ApiConnection::Streamed, TransportError> ApiConnection::stream(
     parser.get().body().size = chunk.size();
     beast::get_lowest_layer(*impl.stream).expires_after(status == 200 ? idle : connect_deadline);
     error = net::error::would_block;
-    http::async_read(*impl.stream, impl.buffer, parser, [&](const error_code& e, std::size_t) { error = e; });
+    // read_some: hand over what has arrived; async_read would wait until the chunk buffer is
+    // full, holding back a small watch event until 64 KiB of others follow it.
+    http::async_read_some(*impl.stream, impl.buffer, parser, [&](const error_code& e, std::size_t) { error = e; });
     impl.run();
     if (error == http::error::need_buffer) {
       error = {};
     }
     if (error) {
-      return impl.failure("read from", error);
+      TransportError failed = impl.failure("read from", error);
+      failed.after_response = status == 200;
+      return failed;
     }
     const std::size_t received = chunk.size() - parser.get().body().size;
     if (status != 200) {

@@ -35,6 +35,7 @@ struct TransportError {
   std::string message;
   bool timed_out = false;
   bool cancelled = false;
+  bool after_response = false;  // a streamed GET failed after its 200 header: the stream was up
 };
 
 class ApiConnection {

@@ -35,6 +35,7 @@ struct ResourceSpec {
 
   [[nodiscard]] std::string collection_path() const { return prefix + "/" + resource; }
   [[nodiscard]] std::string object_path(std::string_view namespace_name, std::string_view name) const;
+  [[nodiscard]] std::string api_version() const;  // "cdi.kubevirt.io/v1beta1", "v1"
 };
 
 /// What vmgate reads, with the verbs listed in the README's RBAC section: instancetypes and
