@@ -23,7 +23,9 @@ using admission::ObjectKind;
 
 constexpr std::size_t kind_count = static_cast<std::size_t>(ObjectKind::kubevirt) + 1;
 
-std::size_t slot(ObjectKind kind) { return static_cast<std::size_t>(kind); }
+std::size_t slot(ObjectKind kind) {
+  return static_cast<std::size_t>(kind);
+}
 
 // One cluster object with its own small allocator: a Document per object would reserve
 // RapidJSON's 64 KiB first chunk each (6 GB for 100 000 PVCs); this reserves about its text size.
@@ -31,8 +33,7 @@ struct CompactObject {
   CompactObject(const json::Value& source, std::size_t chunk_bytes)
       : allocator(std::max<std::size_t>(chunk_bytes, 1024)), value(source, allocator) {}
   // The items of a list carry no kind and apiVersion: set them, as the object reads alone.
-  CompactObject(const json::Value& source, std::size_t chunk_bytes, std::string_view kind,
-                std::string_view api_version)
+  CompactObject(const json::Value& source, std::size_t chunk_bytes, std::string_view kind, std::string_view api_version)
       : CompactObject(source, chunk_bytes) {
     if (value.IsObject() && !json::has(value, "kind")) {
       json::set_string(value, "kind", kind, allocator);
@@ -77,12 +78,23 @@ std::int64_t unix_now() {
 std::string describe_refusal(std::string_view what, const HttpResponse& response) {
   std::string reason = std::to_string(response.status);
   switch (response.status) {
-    case 401: reason += " Unauthorized"; break;
-    case 403: reason += " Forbidden"; break;
-    case 404: reason += " Not Found"; break;
-    case 410: reason += " Gone"; break;
-    case 429: reason += " Too Many Requests"; break;
-    default: break;
+    case 401:
+      reason += " Unauthorized";
+      break;
+    case 403:
+      reason += " Forbidden";
+      break;
+    case 404:
+      reason += " Not Found";
+      break;
+    case 410:
+      reason += " Gone";
+      break;
+    case 429:
+      reason += " Too Many Requests";
+      break;
+    default:
+      break;
   }
   return std::string(what) + ": " + reason + ": " + status_message(response);
 }
@@ -372,7 +384,9 @@ struct WatchCache::Impl {
     }
     if (admission::ErrorList problems = pipeline.check_cluster_object(object); !problems.empty()) {
       emit("warning", "cluster object left out: the rules cannot read it",
-           {{"resource", spec.resource}, {"object", key}, {"problem", problems.front().field + ": " + problems.front().message}});
+           {{"resource", spec.resource},
+            {"object", key},
+            {"problem", problems.front().field + ": " + problems.front().message}});
       objects.erase(key);
       return;
     }
@@ -463,8 +477,8 @@ struct WatchCache::Impl {
                      std::mt19937_64& random) {
     const ResourceSpec& spec = resources[index];
     std::uniform_int_distribution<std::int64_t> extra(0, tuning.watch_timeout.count());
-    std::string target = spec.collection_path() + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
-                         query_escape(resource_version) +
+    std::string target = spec.collection_path() +
+                         "?watch=1&allowWatchBookmarks=true&resourceVersion=" + query_escape(resource_version) +
                          "&timeoutSeconds=" + std::to_string(tuning.watch_timeout.count() + extra(random));
     if (!spec.label_selector.empty()) {
       target += "&labelSelector=" + query_escape(spec.label_selector);
@@ -516,9 +530,9 @@ struct WatchCache::Impl {
     }
     if (!streamed) {
       fail(index, "watch " + spec.resource + ": " +
-                      (streamed.error().timed_out ? "no event or bookmark for " +
-                                                        std::to_string(tuning.watch_idle.count()) + " ms; restarting"
-                                                  : streamed.error().message));
+                      (streamed.error().timed_out
+                           ? "no event or bookmark for " + std::to_string(tuning.watch_idle.count()) + " ms; restarting"
+                           : streamed.error().message));
       return streamed.error().after_response ? WatchOutcome::broken : WatchOutcome::failed;
     }
     if (streamed->refused) {
@@ -614,7 +628,9 @@ struct WatchCache::Impl {
 
 WatchCache::WatchCache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-WatchCache::~WatchCache() { stop(); }
+WatchCache::~WatchCache() {
+  stop();
+}
 
 Result<std::unique_ptr<WatchCache>> WatchCache::create(ClientConfig config, const admission::Pipeline& pipeline,
                                                        CacheLog log, CacheTuning tuning,
@@ -666,7 +682,9 @@ std::shared_ptr<const admission::ClusterView> WatchCache::snapshot() const {
   return impl_->current;
 }
 
-bool WatchCache::synced() const { return snapshot() != nullptr; }
+bool WatchCache::synced() const {
+  return snapshot() != nullptr;
+}
 
 std::vector<ResourceStatus> WatchCache::statuses() const {
   const std::lock_guard lock(impl_->state_mutex);

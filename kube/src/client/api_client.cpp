@@ -160,7 +160,7 @@ struct ApiConnection::Impl {
     result.cancelled = cancelled.load();
     result.timed_out = error == beast::error::timeout;
     result.message = std::string(step) + " " + config.server + ": " +
-                     (result.cancelled ? std::string("cancelled")
+                     (result.cancelled   ? std::string("cancelled")
                       : result.timed_out ? std::string("timed out")
                                          : error.message());
     return result;
@@ -294,7 +294,9 @@ Result<std::unique_ptr<ApiConnection>> ApiConnection::create(const ClientConfig&
   return std::unique_ptr<ApiConnection>(new ApiConnection(std::move(impl)));
 }
 
-const ClientConfig& ApiConnection::config() const { return impl_->config; }
+const ClientConfig& ApiConnection::config() const {
+  return impl_->config;
+}
 
 void ApiConnection::cancel() {
   impl_->cancelled.store(true);
@@ -333,16 +335,16 @@ Result<HttpResponse, TransportError> ApiConnection::get(std::string_view target,
     http::async_read(*impl.stream, impl.buffer, parser, [&](const error_code& e, std::size_t) { error = e; });
     impl.run();
     if (error) {
-      const bool closed_before_answer = error == http::error::end_of_stream || error == net::error::eof ||
-                                        error == net::error::connection_reset;
+      const bool closed_before_answer =
+          error == http::error::end_of_stream || error == net::error::eof || error == net::error::connection_reset;
       impl.close();
       if (reused && closed_before_answer && !impl.cancelled.load()) {
         continue;
       }
       if (error == http::error::body_limit) {
-        return TransportError{"GET " + std::string(target) + ": response larger than " +
-                                  std::to_string(max_body_bytes) + " bytes",
-                              false, false};
+        return TransportError{
+            "GET " + std::string(target) + ": response larger than " + std::to_string(max_body_bytes) + " bytes", false,
+            false};
       }
       return impl.failure("read from", error);
     }
@@ -411,8 +413,7 @@ Result<ApiConnection::Streamed, TransportError> ApiConnection::stream(
     }
     pending.append(chunk.data(), received);
     std::size_t start = 0;
-    for (std::size_t newline = pending.find('\n'); newline != std::string::npos;
-         newline = pending.find('\n', start)) {
+    for (std::size_t newline = pending.find('\n'); newline != std::string::npos; newline = pending.find('\n', start)) {
       if (!on_line(std::string_view(pending).substr(start, newline - start))) {
         return Streamed{StreamEnd::stopped, std::nullopt};
       }
@@ -423,9 +424,9 @@ Result<ApiConnection::Streamed, TransportError> ApiConnection::stream(
     }
     pending.erase(0, start);
     if (pending.size() > max_line_bytes) {
-      return TransportError{"GET " + std::string(target) + ": a line longer than " + std::to_string(max_line_bytes) +
-                                " bytes",
-                            false, false};
+      return TransportError{
+          "GET " + std::string(target) + ": a line longer than " + std::to_string(max_line_bytes) + " bytes", false,
+          false};
     }
   }
   if (status != 200) {

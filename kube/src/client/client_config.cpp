@@ -55,7 +55,9 @@ struct Merged {
   std::string current_context;
 };
 
-std::string where(const std::string& file, std::string_view field) { return "kubeconfig " + file + ": " + std::string(field); }
+std::string where(const std::string& file, std::string_view field) {
+  return "kubeconfig " + file + ": " + std::string(field);
+}
 
 // A string member: absent or null gives "", another type an error naming the field.
 Result<std::string> string_member(const json::Value& object, std::string_view key, const std::string& file,
@@ -124,9 +126,9 @@ Status merge_file(const std::string& path, Merged& merged) {
   if (!root.IsObject()) {
     return Error{"kubeconfig " + path + ": must be a mapping, got " + std::string(json::type_name(root))};
   }
-  for (const auto& [list, body, into] : {std::tuple{"clusters", "cluster", &merged.clusters},
-                                         std::tuple{"users", "user", &merged.users},
-                                         std::tuple{"contexts", "context", &merged.contexts}}) {
+  for (const auto& [list, body, into] :
+       {std::tuple{"clusters", "cluster", &merged.clusters}, std::tuple{"users", "user", &merged.users},
+        std::tuple{"contexts", "context", &merged.contexts}}) {
     if (Status collected = collect(root, list, body, path, *into); !collected) {
       return collected;
     }
@@ -360,7 +362,8 @@ Result<ClientConfig> load_kubeconfig(std::string_view path, std::string_view con
   }
   const Named& named_context = found->second;
   ClientConfig config;
-  Result<std::string> cluster_name = string_member(*named_context.body, "cluster", named_context.file, named_context.field);
+  Result<std::string> cluster_name =
+      string_member(*named_context.body, "cluster", named_context.file, named_context.field);
   if (!cluster_name) {
     return cluster_name.error();
   }
@@ -376,8 +379,8 @@ Result<ClientConfig> load_kubeconfig(std::string_view path, std::string_view con
   config.default_namespace = std::move(*namespace_name);
   const auto cluster = merged.clusters.find(*cluster_name);
   if (cluster == merged.clusters.end()) {
-    return Error{where(named_context.file, named_context.field + ".cluster") + ": no cluster named \"" +
-                 *cluster_name + "\""};
+    return Error{where(named_context.file, named_context.field + ".cluster") + ": no cluster named \"" + *cluster_name +
+                 "\""};
   }
   if (Status read = read_cluster(cluster->second, config); !read) {
     return read.error();
@@ -427,7 +430,8 @@ Result<ClientConfig> in_cluster_config(const Getenv& getenv, const InClusterFile
   config.token_file = files.token;
   if (Result<std::string> namespace_name = read_whole_file(files.namespace_file); namespace_name) {
     config.default_namespace = *namespace_name;
-    while (!config.default_namespace.empty() && std::isspace(static_cast<unsigned char>(config.default_namespace.back()))) {
+    while (!config.default_namespace.empty() &&
+           std::isspace(static_cast<unsigned char>(config.default_namespace.back()))) {
       config.default_namespace.pop_back();
     }
   }

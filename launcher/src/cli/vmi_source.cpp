@@ -49,12 +49,11 @@ Result<json::Document> fetch_vmi(const LauncherOptions& options) {
     return Error{"--vmi-name \"" + options.vmi_name + "\": expected NAMESPACE/NAME or NAME"};
   }
   const kube::Getenv getenv = [](const char* variable) { return std::getenv(variable); };
-  Result<kube::ClientConfig> config = !options.kubeconfig.empty()
-                                          ? kube::load_kubeconfig(options.kubeconfig, options.context)
-                                      : kube::in_cluster(getenv)
-                                          ? kube::in_cluster_config(getenv)
-                                          : Result<kube::ClientConfig>(Error{
-                                                "--vmi-name needs --kubeconfig FILE, or a pod's service account"});
+  Result<kube::ClientConfig> config =
+      !options.kubeconfig.empty() ? kube::load_kubeconfig(options.kubeconfig, options.context)
+      : kube::in_cluster(getenv)
+          ? kube::in_cluster_config(getenv)
+          : Result<kube::ClientConfig>(Error{"--vmi-name needs --kubeconfig FILE, or a pod's service account"});
   if (!config) {
     return config.error();
   }

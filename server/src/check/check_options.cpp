@@ -10,7 +10,17 @@ namespace vmgate::cli {
 namespace {
 
 // In the order of the help.
-enum class Option : std::size_t { filename, objects, kubeconfig, context, operation, old, namespace_name, output, help };
+enum class Option : std::size_t {
+  filename,
+  objects,
+  kubeconfig,
+  context,
+  operation,
+  old,
+  namespace_name,
+  output,
+  help
+};
 
 constexpr std::size_t index(Option option) {
   return common::option_index(option);
@@ -43,8 +53,10 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                            .help = "read the cluster from the Kubernetes API this kubeconfig names\n"
                                    "(its objects of the kinds above, listed once; get/list RBAC), instead\n"
                                    "of --objects: validate manifests against the cluster they go to."});
-  set(Option::context,
-      {.name = "context", .non_empty = true, .value_name = "NAME", .help = "the kubeconfig context (default: current-context)."});
+  set(Option::context, {.name = "context",
+                        .non_empty = true,
+                        .value_name = "NAME",
+                        .help = "the kubeconfig context (default: current-context)."});
   set(Option::operation,
       {.name = "operation", .non_empty = true, .value_name = "OPERATION", .help = "CREATE (default) or UPDATE."});
   set(Option::old, {.name = "old",

@@ -106,11 +106,10 @@ webhook::HttpAnswer answer_health(std::string_view method, std::string_view targ
     }
     std::string body;
     body += readiness.certificate_loaded ? "[+]tls-certificate ok\n" : "[-]tls-certificate failed: not loaded\n";
-    body += readiness.objects_loaded ? std::string("[+]cluster-objects ok\n")
-                                     : "[-]cluster-objects failed: " +
-                                           (readiness.objects_reason.empty() ? std::string("not loaded")
-                                                                             : readiness.objects_reason) +
-                                           "\n";
+    body += readiness.objects_loaded
+                ? std::string("[+]cluster-objects ok\n")
+                : "[-]cluster-objects failed: " +
+                      (readiness.objects_reason.empty() ? std::string("not loaded") : readiness.objects_reason) + "\n";
     body += readiness.draining ? "[-]not-draining failed: shutting down\n" : "[+]not-draining ok\n";
     body += "readyz check failed\n";
     return text_answer(503, std::move(body));

@@ -120,12 +120,12 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                            .help = "read the cluster from the Kubernetes API this kubeconfig names (a\n"
                                    "watch cache), instead of --objects. In a pod (service account\n"
                                    "mounted, KUBERNETES_SERVICE_HOST set) the API is used without it."});
-  set(Option::context, {.name = "context", .value_name = "NAME", .help = "the kubeconfig context (default: its current-context)."});
-  set(Option::cache_sync_timeout,
-      {.name = "cache-sync-timeout",
-       .value_name = "D",
-       .help = "how long to wait at start for the cache's first sync before serving\n"
-               "(not ready meanwhile, and after it until synced; default 60s)."});
+  set(Option::context,
+      {.name = "context", .value_name = "NAME", .help = "the kubeconfig context (default: its current-context)."});
+  set(Option::cache_sync_timeout, {.name = "cache-sync-timeout",
+                                   .value_name = "D",
+                                   .help = "how long to wait at start for the cache's first sync before serving\n"
+                                           "(not ready meanwhile, and after it until synced; default 60s)."});
   set(Option::watch_idle, {.name = "watch-idle",
                            .value_name = "D",
                            .help = "restart a watch that brought no event or bookmark for this long\n"

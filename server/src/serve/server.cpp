@@ -492,8 +492,8 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     }
     server.parts.metrics.request_started(endpoint_);
     const auto started = Clock::now();
-    webhook::ReviewResult result = webhook::review(endpoint_, parser_->get().body(), server.parts.pipeline,
-                                                   *cluster, server.parts.review_options);
+    webhook::ReviewResult result =
+        webhook::review(endpoint_, parser_->get().body(), server.parts.pipeline, *cluster, server.parts.review_options);
     const auto latency = Clock::now() - started;
     server.parts.metrics.record_review(endpoint_, result.summary, latency);
     server.parts.metrics.request_finished(endpoint_);
@@ -643,9 +643,8 @@ class HealthSession : public std::enable_shared_from_this<HealthSession> {
       return;
     }
     const auto& request = parser_->get();
-    webhook::HttpAnswer answer =
-        answer_health(request.method_string(), request.target(), server_.readiness(), server_.parts.metrics,
-                      server_.parts.cluster.metrics_text());
+    webhook::HttpAnswer answer = answer_health(request.method_string(), request.target(), server_.readiness(),
+                                               server_.parts.metrics, server_.parts.cluster.metrics_text());
     response_.emplace();
     response_->version(request.version());
     response_->result(static_cast<unsigned>(answer.status));

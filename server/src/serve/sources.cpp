@@ -80,6 +80,8 @@ std::size_t FileClusterSource::object_count() const {
   return cluster == nullptr ? 0 : cluster->store.size();
 }
 
-std::string FileClusterSource::not_ready_reason() const { return current_.get() == nullptr ? "not loaded" : ""; }
+std::string FileClusterSource::not_ready_reason() const {
+  return current_.get() == nullptr ? "not loaded" : "";
+}
 
 }  // namespace vmgate::serve

@@ -14,7 +14,9 @@ namespace {
 using testing::TemporaryDirectory;
 using testing::write_text;
 
-std::string error_of(const Result<ClientConfig>& result) { return result ? std::string("(no error)") : result.error().message; }
+std::string error_of(const Result<ClientConfig>& result) {
+  return result ? std::string("(no error)") : result.error().message;
+}
 
 TEST(ParseServerUrl, SplitsHostPortAndPath) {
   ClientConfig config;
@@ -147,12 +149,15 @@ TEST_F(Kubeconfig, ErrorsNameTheFileAndField) {
             "kubeconfig " + file + ": contexts[0].context.cluster: no cluster named \"nope\"");
   EXPECT_EQ(refused("clusters: {}\n"), "kubeconfig " + file + ": clusters: must be a list, got an object");
   EXPECT_EQ(refused("clusters: [{cluster: {}}]\n"), "kubeconfig " + file + ": clusters[0].name: required");
-  EXPECT_EQ(refused("current-context: x\nclusters: [{name: c, cluster: {}}]\ncontexts: [{name: x, context: {cluster: c}}]\n"),
-            "kubeconfig " + file + ": clusters[0].cluster.server: required");
-  EXPECT_EQ(refused("current-context: x\nclusters: [{name: c, cluster: {server: 'http://h'}}]\n"
-                    "contexts: [{name: x, context: {cluster: c}}]\n"),
-            "kubeconfig " + file + ": clusters[0].cluster.server: \"http://h\": only https:// API servers are supported");
-  EXPECT_EQ(refused("current-context: x\nclusters: [{name: c, cluster: {server: 'https://h', certificate-authority-data: '!!'}}]\n"
+  EXPECT_EQ(
+      refused("current-context: x\nclusters: [{name: c, cluster: {}}]\ncontexts: [{name: x, context: {cluster: c}}]\n"),
+      "kubeconfig " + file + ": clusters[0].cluster.server: required");
+  EXPECT_EQ(
+      refused("current-context: x\nclusters: [{name: c, cluster: {server: 'http://h'}}]\n"
+              "contexts: [{name: x, context: {cluster: c}}]\n"),
+      "kubeconfig " + file + ": clusters[0].cluster.server: \"http://h\": only https:// API servers are supported");
+  EXPECT_EQ(refused("current-context: x\nclusters: [{name: c, cluster: {server: 'https://h', "
+                    "certificate-authority-data: '!!'}}]\n"
                     "contexts: [{name: x, context: {cluster: c}}]\n"),
             "kubeconfig " + file + ": clusters[0].cluster.certificate-authority-data: not valid base64");
   EXPECT_EQ(refused("current-context: x\nclusters: [{name: c, cluster: {server: 'https://h'}}]\n"
@@ -165,13 +170,17 @@ TEST_F(Kubeconfig, ErrorsNameTheFileAndField) {
                     "users: [{name: u, user: {client-certificate-data: Q0VSVA==}}]\n"
                     "contexts: [{name: x, context: {cluster: c, user: u}}]\n"),
             "kubeconfig " + file + ": users[0].user: a client certificate needs its key, and a key its certificate");
-  EXPECT_EQ(refused("current-context: x\nclusters: [{name: c, cluster: {server: 'https://h', insecure-skip-tls-verify: yes-please}}]\n"
-                    "contexts: [{name: x, context: {cluster: c}}]\n"),
-            "kubeconfig " + file + ": clusters[0].cluster.insecure-skip-tls-verify: must be true or false, got a string");
-  EXPECT_EQ(refused("current-context: x\nclusters: [{name: c, cluster: {server: 'https://h', certificate-authority: nope.pem}}]\n"
-                    "contexts: [{name: x, context: {cluster: c}}]\n"),
-            "kubeconfig " + file + ": clusters[0].cluster.certificate-authority: " +
-                (directory_.path() / "nope.pem").string() + ": cannot read: No such file or directory");
+  EXPECT_EQ(
+      refused("current-context: x\nclusters: [{name: c, cluster: {server: 'https://h', insecure-skip-tls-verify: "
+              "yes-please}}]\n"
+              "contexts: [{name: x, context: {cluster: c}}]\n"),
+      "kubeconfig " + file + ": clusters[0].cluster.insecure-skip-tls-verify: must be true or false, got a string");
+  EXPECT_EQ(
+      refused(
+          "current-context: x\nclusters: [{name: c, cluster: {server: 'https://h', certificate-authority: nope.pem}}]\n"
+          "contexts: [{name: x, context: {cluster: c}}]\n"),
+      "kubeconfig " + file + ": clusters[0].cluster.certificate-authority: " +
+          (directory_.path() / "nope.pem").string() + ": cannot read: No such file or directory");
 }
 
 TEST(InCluster, FromTheServiceAccountFiles) {

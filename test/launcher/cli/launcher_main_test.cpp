@@ -37,7 +37,8 @@ TEST(LauncherCli, HelpSaysWhereVmiNameReadsFrom) {
 
 // Reading a VMI from a real API server: test/e2e/cluster_test.sh.
 TEST(LauncherCli, VmiNameProblemsFailClearly) {
-  const LauncherRun missing = run_cli({"--vmi-name", "default/x", "--kubeconfig", "/nonexistent/kubeconfig", "--print-xml"});
+  const LauncherRun missing =
+      run_cli({"--vmi-name", "default/x", "--kubeconfig", "/nonexistent/kubeconfig", "--print-xml"});
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("kubeconfig /nonexistent/kubeconfig: cannot read"), std::string::npos) << missing.err;
   const LauncherRun malformed = run_cli({"--vmi-name", "a/b/c", "--kubeconfig", "/nonexistent/kubeconfig"});

@@ -16,8 +16,8 @@
 namespace vmgate::kube {
 
 struct ClientConfig {
-  std::string server;     // the URL as configured ("https://127.0.0.1:6443"), for messages
-  std::string host;       // host name or IP address (IPv6 without brackets)
+  std::string server;  // the URL as configured ("https://127.0.0.1:6443"), for messages
+  std::string host;    // host name or IP address (IPv6 without brackets)
   std::uint16_t port = 443;
   std::string base_path;  // the URL's path prefix without a trailing slash ("" or "/k8s")
   std::string ca_pem;     // empty: the system's trust store
@@ -27,8 +27,8 @@ struct ClientConfig {
   std::string token_file;       // a token file, re-read when it changes (projected tokens rotate)
   std::string tls_server_name;  // overrides host for SNI and certificate verification
   bool insecure_skip_tls_verify = false;
-  std::string origin;  // "kubeconfig /root/.kube/config, context kind-a" or "in-cluster service account"
-  std::string default_namespace;  // the context's (or the pod's) namespace; may be empty
+  std::string origin;                 // "kubeconfig /root/.kube/config, context kind-a" or "in-cluster service account"
+  std::string default_namespace;      // the context's (or the pod's) namespace; may be empty
   std::vector<std::string> warnings;  // to log once: insecure-skip-tls-verify in use
 };
 

@@ -46,7 +46,7 @@ std::vector<ResourceSpec> admission_resources();
 struct CacheTuning {
   std::size_t page_size = 500;
   std::chrono::milliseconds request_deadline{30000};  // each list page, each connect
-  std::chrono::seconds watch_timeout{300};   // the server ends a watch after this (+ up to 100 % jitter)
+  std::chrono::seconds watch_timeout{300};            // the server ends a watch after this (+ up to 100 % jitter)
   // No byte (not even a bookmark: kube-apiserver sends one about every minute) for this long:
   // the watch is restarted.
   std::chrono::milliseconds watch_idle{150000};
@@ -71,9 +71,8 @@ struct ResourceStatus {
 };
 
 /// Log lines from the informer threads: level ("info", "warning", "error"), message, fields.
-using CacheLog =
-    std::function<void(std::string_view level, std::string_view message,
-                       const std::vector<std::pair<std::string, std::string>>& fields)>;
+using CacheLog = std::function<void(std::string_view level, std::string_view message,
+                                    const std::vector<std::pair<std::string, std::string>>& fields)>;
 
 struct ListedCluster;
 

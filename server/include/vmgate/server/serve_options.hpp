@@ -33,9 +33,9 @@ struct ServeOptions {
   /// Where a generated development certificate (ca.crt, tls.crt, tls.key) is written.
   std::string dev_cert_dir;
   TlsProfile tls_profile = TlsProfile::intermediate;
-  std::vector<std::string> objects;  // --objects: the cluster, re-read when the files change
-  std::string kubeconfig;            // --kubeconfig: the cluster from the Kubernetes API
-  std::string context;               // --context: the kubeconfig context; empty: current-context
+  std::vector<std::string> objects;                     // --objects: the cluster, re-read when the files change
+  std::string kubeconfig;                               // --kubeconfig: the cluster from the Kubernetes API
+  std::string context;                                  // --context: the kubeconfig context; empty: current-context
   std::chrono::milliseconds cache_sync_timeout{60000};  // the first sync, before serving
   std::chrono::milliseconds watch_idle{150000};         // a silent watch is restarted after this
   /// KubeVirt's namespace: its service accounts there count as KubeVirt itself.

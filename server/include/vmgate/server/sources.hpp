@@ -88,7 +88,8 @@ class ClusterSource {
 class FileClusterSource final : public ClusterSource {
  public:
   /// `pipeline` must outlive the source.
-  FileClusterSource(std::vector<std::string> inputs, std::string default_namespace, const admission::Pipeline& pipeline);
+  FileClusterSource(std::vector<std::string> inputs, std::string default_namespace,
+                    const admission::Pipeline& pipeline);
 
   /// Loads the inputs now. Errors: load_cluster's.
   Result<std::shared_ptr<const kube::LoadedCluster>> load();
