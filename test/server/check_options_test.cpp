@@ -92,8 +92,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Rejected{{}, "no input: give the objects to check with -f FILE|DIR|-"},
         Rejected{{"--objects", "cluster/"}, "no input: give the objects to check with -f FILE|DIR|-"},
-        Rejected{{"-f", "vm.yaml", "--kubeconfig", "k"}, "unknown option --kubeconfig"},
-        Rejected{{"-f", "vm.yaml", "--kubeconfig=k"}, "unknown option --kubeconfig"},
+        Rejected{{"-f", "vm.yaml", "--kubeconfig", "k", "--objects", "o"},
+                 "--kubeconfig and --objects are two sources of the cluster: give one"},
+        Rejected{{"-f", "vm.yaml", "--context=c"}, "--context needs --kubeconfig"},
+        Rejected{{"-f", "vm.yaml", "--kubeconfig="}, "option --kubeconfig needs a non-empty value"},
         Rejected{{"-x"}, "unknown option -x"}, Rejected{{"-f"}, "option -f needs a value"},
         Rejected{{"-f", "vm.yaml", "-o"}, "option -o needs a value"},
         Rejected{{"--filename="}, "option -f needs a non-empty value"},

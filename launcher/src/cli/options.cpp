@@ -17,6 +17,8 @@ enum class Option : std::size_t {
   objects,
   namespace_name,
   vmi_name,
+  kubeconfig,
+  context,
   print_xml,
   emulation,
   console_log,
@@ -58,6 +60,8 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
   set(Option::objects, value("objects"));
   set(Option::namespace_name, value("namespace"));
   set(Option::vmi_name, value("vmi-name"));
+  set(Option::kubeconfig, value("kubeconfig"));
+  set(Option::context, value("context"));
   set(Option::print_xml, flag("print-xml"));
   set(Option::emulation, value("emulation"));
   set(Option::console_log, value("console-log"));
@@ -89,8 +93,9 @@ Input (exactly one):
   --objects PATH        cluster objects for --vm (instancetypes, preferences, PVCs...);
                         a file or directory, repeatable
   --namespace NS        namespace for objects without one (default "default")
-  --vmi-name NS/NAME    read the VMI from the cluster: needs the Kubernetes client,
-                        which vmgate does not have yet; fails with an error
+  --vmi-name NS/NAME    read the VMI from the Kubernetes API (NAME alone: in --namespace),
+                        through --kubeconfig FILE [--context NAME], or the pod's service
+                        account when run in a pod (get on virtualmachineinstances)
 
 Options:
   --print-xml           print the domain XML and exit
@@ -135,6 +140,12 @@ Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view>
         break;
       case Option::namespace_name:
         options.namespace_name = value;
+        break;
+      case Option::kubeconfig:
+        options.kubeconfig = value;
+        break;
+      case Option::context:
+        options.context = value;
         break;
       case Option::vmi_name:
         options.vmi_name = value;
@@ -207,6 +218,12 @@ Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view>
   }
   if (!options.objects.empty() && options.vm_file.empty()) {
     return Error{"--objects is only used with --vm"};
+  }
+  if ((!options.kubeconfig.empty() || !options.context.empty()) && options.vmi_name.empty()) {
+    return Error{"--kubeconfig and --context are only used with --vmi-name"};
+  }
+  if (!options.context.empty() && options.kubeconfig.empty()) {
+    return Error{"--context needs --kubeconfig"};
   }
   return options;
 }

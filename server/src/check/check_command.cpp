@@ -8,7 +8,9 @@
 #include <utility>
 
 #include "vmgate/admission/cluster.hpp"
+#include "vmgate/kube/client_config.hpp"
 #include "vmgate/kube/cluster_loader.hpp"
+#include "vmgate/kube/watch_cache.hpp"
 #include "vmgate/kube/manifest_loader.hpp"
 #include "vmgate/server/request_time.hpp"
 
@@ -111,14 +113,34 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+// --objects files, or the objects of the cluster --kubeconfig names, listed once.
+Result<kube::LoadedCluster> load_check_cluster(const CheckOptions& options, const admission::Pipeline& pipeline,
+                                               std::istream& standard_input) {
+  if (options.kubeconfig.empty()) {
+    return kube::load_cluster(options.objects, options.namespace_name, pipeline, standard_input);
+  }
+  Result<kube::ClientConfig> config = kube::load_kubeconfig(options.kubeconfig, options.context);
+  if (!config) {
+    return config.error();
+  }
+  kube::LoadedCluster cluster;
+  cluster.notes = config->warnings;
+  Result<kube::ListedCluster> listed = kube::list_cluster(*config, pipeline);
+  if (!listed) {
+    return Error{"--kubeconfig: " + listed.error().message};
+  }
+  cluster.store = std::move(listed->store);
+  cluster.notes.insert(cluster.notes.end(), listed->notes.begin(), listed->notes.end());
+  return cluster;
+}
+
 }  // namespace
 
 Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_input) {
   CheckRun run;
 
   const admission::Pipeline pipeline;
-  Result<kube::LoadedCluster> cluster =
-      kube::load_cluster(options.objects, options.namespace_name, pipeline, standard_input);
+  Result<kube::LoadedCluster> cluster = load_check_cluster(options, pipeline, standard_input);
   if (!cluster) {
     return cluster.error();
   }

@@ -10,7 +10,17 @@ namespace vmgate::cli {
 namespace {
 
 // In the order of the help.
-enum class Option : std::size_t { filename, objects, operation, old, namespace_name, output, help };
+enum class Option : std::size_t {
+  filename,
+  objects,
+  kubeconfig,
+  context,
+  operation,
+  old,
+  namespace_name,
+  output,
+  help
+};
 
 constexpr std::size_t index(Option option) {
   return common::option_index(option);
@@ -37,6 +47,16 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                         .help = "the cluster (repeatable): instancetypes, preferences, PVCs,\n"
                                 "DataVolumes, DataSources, VolumeSnapshots, ControllerRevisions and\n"
                                 "the KubeVirt CR. Other kinds are skipped with a note."});
+  set(Option::kubeconfig, {.name = "kubeconfig",
+                           .non_empty = true,
+                           .value_name = "FILE",
+                           .help = "read the cluster from the Kubernetes API this kubeconfig names\n"
+                                   "(its objects of the kinds above, listed once; get/list RBAC), instead\n"
+                                   "of --objects: validate manifests against the cluster they go to."});
+  set(Option::context, {.name = "context",
+                        .non_empty = true,
+                        .value_name = "NAME",
+                        .help = "the kubeconfig context (default: current-context)."});
   set(Option::operation,
       {.name = "operation", .non_empty = true, .value_name = "OPERATION", .help = "CREATE (default) or UPDATE."});
   set(Option::old, {.name = "old",
@@ -94,7 +114,7 @@ std::string upper(std::string_view text) {
 }  // namespace
 
 std::string check_usage() {
-  return R"(Usage: vmgate check [-f FILE|DIR|-]... [--objects FILE|DIR|-]... [--old FILE|-]
+  return R"(Usage: vmgate check [-f FILE|DIR|-]... [--objects FILE|DIR|-... | --kubeconfig FILE] [--old FILE|-]
                     [--operation CREATE|UPDATE] [--namespace NS] [-o text|json|yaml]
 
 Runs KubeVirt's admission webhooks (mutate, validate and, for a VirtualMachine, the
@@ -124,6 +144,12 @@ Result<CheckOptions> parse_check_options(std::span<const std::string_view> args)
     switch (static_cast<Option>(spec_index)) {
       case Option::filename:
         result.files.emplace_back(value);
+        break;
+      case Option::kubeconfig:
+        result.kubeconfig = std::string(value);
+        break;
+      case Option::context:
+        result.context = std::string(value);
         break;
       case Option::objects:
         result.objects.emplace_back(value);
@@ -170,6 +196,12 @@ Result<CheckOptions> parse_check_options(std::span<const std::string_view> args)
   }
   if (result.files.empty()) {
     return Error{"no input: give the objects to check with -f FILE|DIR|-"};
+  }
+  if (!result.kubeconfig.empty() && !result.objects.empty()) {
+    return Error{"--kubeconfig and --objects are two sources of the cluster: give one"};
+  }
+  if (!result.context.empty() && result.kubeconfig.empty()) {
+    return Error{"--context needs --kubeconfig"};
   }
   std::size_t stdin_uses = static_cast<std::size_t>(std::count(result.files.begin(), result.files.end(), "-")) +
                            static_cast<std::size_t>(std::count(result.objects.begin(), result.objects.end(), "-")) +

@@ -62,7 +62,7 @@ std::string admission_line(std::chrono::system_clock::time_point now, webhook::E
 }
 
 std::string event_line(std::chrono::system_clock::time_point now, std::string_view level, std::string_view message,
-                       std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
+                       std::span<const std::pair<std::string_view, std::string_view>> fields) {
   rapidjson::StringBuffer buffer;
   Writer writer(buffer);
   open_line(writer, now, level, message);

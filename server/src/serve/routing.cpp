@@ -87,7 +87,7 @@ std::variant<Admit, Refusal> route_webhook(const RequestHead& head, std::uint64_
 }
 
 webhook::HttpAnswer answer_health(std::string_view method, std::string_view target, const Readiness& readiness,
-                                  const Metrics& metrics) {
+                                  const Metrics& metrics, std::string_view extra_metrics) {
   const std::string_view path = path_of_target(target);
   const bool known = path == "/livez" || path == "/healthz" || path == "/readyz" || path == "/metrics";
   if (!known) {
@@ -97,7 +97,8 @@ webhook::HttpAnswer answer_health(std::string_view method, std::string_view targ
     return text_answer(405, "method not allowed\n");
   }
   if (path == "/metrics") {
-    return webhook::HttpAnswer{200, "text/plain; version=0.0.4; charset=utf-8", metrics.render(readiness.ready())};
+    return webhook::HttpAnswer{200, "text/plain; version=0.0.4; charset=utf-8",
+                               metrics.render(readiness.ready()) + std::string(extra_metrics)};
   }
   if (path == "/readyz") {
     if (readiness.ready()) {
@@ -105,7 +106,10 @@ webhook::HttpAnswer answer_health(std::string_view method, std::string_view targ
     }
     std::string body;
     body += readiness.certificate_loaded ? "[+]tls-certificate ok\n" : "[-]tls-certificate failed: not loaded\n";
-    body += readiness.objects_loaded ? "[+]cluster-objects ok\n" : "[-]cluster-objects failed: not loaded\n";
+    body += readiness.objects_loaded
+                ? std::string("[+]cluster-objects ok\n")
+                : "[-]cluster-objects failed: " +
+                      (readiness.objects_reason.empty() ? std::string("not loaded") : readiness.objects_reason) + "\n";
     body += readiness.draining ? "[-]not-draining failed: shutting down\n" : "[+]not-draining ok\n";
     body += "readyz check failed\n";
     return text_answer(503, std::move(body));

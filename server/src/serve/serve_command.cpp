@@ -14,7 +14,9 @@
 #include <fstream>
 #include <string>
 
+#include "vmgate/kube/client_config.hpp"
 #include "vmgate/server/access_log.hpp"
+#include "vmgate/server/api_cluster_source.hpp"
 #include "vmgate/server/metrics.hpp"
 #include "vmgate/server/request_time.hpp"
 #include "vmgate/server/serve_options.hpp"
@@ -129,6 +131,81 @@ std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+void log_event(LogSink& log, std::string_view level, std::string_view message,
+               std::initializer_list<std::pair<std::string_view, std::string_view>> fields = {}) {
+  log.write_now(event_line(std::chrono::system_clock::now(), level, message, fields));
+}
+
+// The Kubernetes API when --kubeconfig is given or vmgate runs in a pod (and --objects is not
+// given); nullopt for the files.
+Result<std::optional<kube::ClientConfig>> api_config(const ServeOptions& options) {
+  if (!options.kubeconfig.empty()) {
+    Result<kube::ClientConfig> config = kube::load_kubeconfig(options.kubeconfig, options.context);
+    if (!config) {
+      return config.error();
+    }
+    return std::optional<kube::ClientConfig>(std::move(config.value()));
+  }
+  const kube::Getenv getenv = [](const char* name) { return std::getenv(name); };
+  if (options.objects.empty() && kube::in_cluster(getenv)) {
+    Result<kube::ClientConfig> config = kube::in_cluster_config(getenv);
+    if (!config) {
+      return config.error();
+    }
+    return std::optional<kube::ClientConfig>(std::move(config.value()));
+  }
+  return std::optional<kube::ClientConfig>();
+}
+
+Result<std::unique_ptr<ClusterSource>> open_cluster(const ServeOptions& options, const admission::Pipeline& pipeline,
+                                                    LogSink& log) {
+  Result<std::optional<kube::ClientConfig>> api = api_config(options);
+  if (!api) {
+    return api.error();
+  }
+  if (api->has_value()) {
+    const kube::ClientConfig& config = **api;
+    for (const std::string& warning : config.warnings) {
+      log_event(log, "warning", "kubeconfig", {{"warning", warning}});
+    }
+    kube::CacheLog cache_log = [&log](std::string_view level, std::string_view message,
+                                      const std::vector<std::pair<std::string, std::string>>& fields) {
+      std::vector<std::pair<std::string_view, std::string_view>> views(fields.begin(), fields.end());
+      log.write_now(event_line(std::chrono::system_clock::now(), level, message, views));
+    };
+    kube::CacheTuning tuning;
+    tuning.watch_idle = options.watch_idle;
+    Result<std::unique_ptr<kube::WatchCache>> cache =
+        kube::WatchCache::create(config, pipeline, std::move(cache_log), tuning);
+    if (!cache) {
+      return cache.error();
+    }
+    (*cache)->start();
+    log_event(log, "info", "reading the cluster from the Kubernetes API",
+              {{"source", config.origin}, {"server", config.server}});
+    if (!(*cache)->wait_synced(options.cache_sync_timeout)) {
+      log_event(log, "warning", "cluster cache not synced yet; not ready until it is",
+                {{"reason", (*cache)->not_synced_reason()}});
+    }
+    return std::unique_ptr<ClusterSource>(std::make_unique<ApiClusterSource>(std::move(cache.value())));
+  }
+  if (options.objects.empty()) {
+    log_event(log, "warning",
+              "no --objects: no instancetypes, preferences or volumes are known; VMs that reference them are "
+              "admitted with a warning naming what is missing");
+  }
+  auto files = std::make_unique<FileClusterSource>(options.objects, "default", pipeline);
+  const auto objects = files->load();
+  if (!objects) {
+    return Error{"--objects: " + objects.error().message};
+  }
+  for (const std::string& note : (*objects)->notes) {
+    log_event(log, "info", "objects: skipped", {{"note", note}});
+  }
+  log_event(log, "info", "objects loaded", {{"objects", std::to_string((*objects)->store.size())}});
+  return std::unique_ptr<ClusterSource>(std::move(files));
+}
+
 }  // namespace
 
 int run_serve(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
@@ -195,31 +272,21 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
         {{"subject", (*certificate)->subject}, {"not_after", std::to_string((*certificate)->not_after)}});
 
   const admission::Pipeline pipeline;
-  if (options.objects.empty()) {
-    event("warning",
-          "no --objects: no instancetypes, preferences or volumes are known; VMs that reference them are "
-          "admitted with a warning naming what is missing");
-  }
-  ClusterSource cluster(options.objects, "default", pipeline);
   Metrics metrics;
-  const auto objects = cluster.load();
-  if (!objects) {
-    err << "error: --objects: " << objects.error().message << '\n';
+  Result<std::unique_ptr<ClusterSource>> cluster = open_cluster(options, pipeline, log);
+  if (!cluster) {
+    err << "error: " << cluster.error().message << '\n';
     return exit_usage;
   }
-  for (const std::string& note : (*objects)->notes) {
-    event("info", "objects: skipped", {{"note", note}});
-  }
-  metrics.set_objects((*objects)->store.size(), unix_now());
-  metrics.record_objects_reload(true);
-  event("info", "objects loaded", {{"objects", std::to_string((*objects)->store.size())}});
+  metrics.set_objects((*cluster)->object_count(), unix_now());
+  metrics.record_objects_reload((*cluster)->current() != nullptr);
   metrics.record_certificate_reload(true);
 
   webhook::ReviewOptions review_options;
   review_options.kubevirt_service_accounts = webhook::kubevirt_service_account_usernames(options.kubevirt_namespace);
   review_options.now = [] { return webhook::metav1_time(std::chrono::system_clock::now()); };
   Result<std::unique_ptr<Server>> server =
-      Server::bind(ServerParts{options, pipeline, certificates, cluster, metrics, log, std::move(review_options)});
+      Server::bind(ServerParts{options, pipeline, certificates, **cluster, metrics, log, std::move(review_options)});
   if (!server) {
     err << "error: " << server.error().message << '\n';
     return exit_usage;

@@ -38,6 +38,9 @@ enum class Option : std::size_t {
   watch_interval,
   access_log,
   kubeconfig,
+  context,
+  cache_sync_timeout,
+  watch_idle,
   help,
 };
 
@@ -114,7 +117,19 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                            .help = "one JSON line per admission on stderr (default true)."});
   set(Option::kubeconfig, {.name = "kubeconfig",
                            .value_name = "FILE",
-                           .help = "not available yet: the Kubernetes API client comes in a later release."});
+                           .help = "read the cluster from the Kubernetes API this kubeconfig names (a\n"
+                                   "watch cache), instead of --objects. In a pod (service account\n"
+                                   "mounted, KUBERNETES_SERVICE_HOST set) the API is used without it."});
+  set(Option::context,
+      {.name = "context", .value_name = "NAME", .help = "the kubeconfig context (default: its current-context)."});
+  set(Option::cache_sync_timeout, {.name = "cache-sync-timeout",
+                                   .value_name = "D",
+                                   .help = "how long to wait at start for the cache's first sync before serving\n"
+                                           "(not ready meanwhile, and after it until synced; default 60s)."});
+  set(Option::watch_idle, {.name = "watch-idle",
+                           .value_name = "D",
+                           .help = "restart a watch that brought no event or bookmark for this long\n"
+                                   "(default 150s; the API server sends a bookmark about every minute)."});
   set(Option::help, {.name = "help", .flag = true, .help = "print this help."});
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
@@ -180,6 +195,10 @@ std::chrono::milliseconds& duration_field(ServeOptions& options, Option option) 
       return options.header_timeout;
     case Option::body_timeout:
       return options.body_timeout;
+    case Option::cache_sync_timeout:
+      return options.cache_sync_timeout;
+    case Option::watch_idle:
+      return options.watch_idle;
     default:
       return options.idle_timeout;
   }
@@ -234,7 +253,6 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
     return Error{"unexpected argument \"" + std::string(parsed->operands.front()) + "\" (serve takes only options)"};
   }
   ServeOptions options;
-  std::optional<std::string> kubeconfig;
   for (const auto& [spec_index, value] : parsed->options) {
     const auto option = static_cast<Option>(spec_index);
     const std::string_view name = specs[spec_index].name;
@@ -274,7 +292,16 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
         options.objects.push_back(text);
         break;
       case Option::kubeconfig:
-        kubeconfig = text;
+        if (text.empty()) {
+          return Error{"--kubeconfig must not be empty"};
+        }
+        options.kubeconfig = text;
+        break;
+      case Option::context:
+        if (text.empty()) {
+          return Error{"--context must not be empty"};
+        }
+        options.context = text;
         break;
       case Option::kubevirt_namespace:
         if (text.empty()) {
@@ -316,6 +343,8 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
         options.help = true;
         break;
       case Option::watch_interval:
+      case Option::cache_sync_timeout:
+      case Option::watch_idle:
       case Option::shutdown_delay:
       case Option::grace_period:
       case Option::handshake_timeout:
@@ -338,10 +367,11 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
   if (options.help) {
     return options;
   }
-  if (kubeconfig) {
-    return Error{
-        "--kubeconfig: the Kubernetes API client is not part of this build yet; serve the cluster "
-        "from manifest files with --objects DIR"};
+  if (!options.kubeconfig.empty() && !options.objects.empty()) {
+    return Error{"--kubeconfig and --objects are two sources of the cluster: give one"};
+  }
+  if (!options.context.empty() && options.kubeconfig.empty()) {
+    return Error{"--context needs --kubeconfig"};
   }
   // The benchmark harness's contract (docs/webhook.md, "Environment for the benchmark harness"): PORT,
   // TLS_CERT, TLS_KEY.
@@ -371,7 +401,8 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
 
 std::string serve_usage() {
   return R"(Usage: vmgate serve [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE] [--client-ca FILE]
-                    [--objects FILE|DIR]... [--metrics-listen ADDR:PORT] [--threads N] [options]
+                    [--objects FILE|DIR... | --kubeconfig FILE [--context NAME]]
+                    [--metrics-listen ADDR:PORT] [--threads N] [options]
 
 Serves KubeVirt's VirtualMachine and VirtualMachineInstance admission webhooks over HTTPS
 (AdmissionReview v1, HTTP/1.1), as kube-apiserver calls them:

@@ -157,8 +157,14 @@ struct ServerState {
   net::signal_set signals;
 
   [[nodiscard]] Readiness readiness() const {
-    return Readiness{parts.certificates.current() != nullptr, parts.cluster.current() != nullptr,
-                     shutdown_started.load()};
+    Readiness readiness;
+    readiness.certificate_loaded = parts.certificates.current() != nullptr;
+    readiness.objects_loaded = parts.cluster.current() != nullptr;
+    readiness.draining = shutdown_started.load();
+    if (!readiness.objects_loaded) {
+      readiness.objects_reason = parts.cluster.not_ready_reason();
+    }
+    return readiness;
   }
 
   void log_event(std::string_view level, std::string_view message,
@@ -479,15 +485,15 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
   void admit() {
     ServerState& server = server_;
-    const std::shared_ptr<const kube::LoadedCluster> cluster = server.parts.cluster.current();
+    const std::shared_ptr<const admission::ClusterView> cluster = server.parts.cluster.current();
     if (cluster == nullptr) {  // loaded before the listener opens; never reached
       respond(webhook::status_answer(503, "cluster objects not loaded"), false, {});
       return;
     }
     server.parts.metrics.request_started(endpoint_);
     const auto started = Clock::now();
-    webhook::ReviewResult result = webhook::review(endpoint_, parser_->get().body(), server.parts.pipeline,
-                                                   cluster->store, server.parts.review_options);
+    webhook::ReviewResult result =
+        webhook::review(endpoint_, parser_->get().body(), server.parts.pipeline, *cluster, server.parts.review_options);
     const auto latency = Clock::now() - started;
     server.parts.metrics.record_review(endpoint_, result.summary, latency);
     server.parts.metrics.request_finished(endpoint_);
@@ -637,8 +643,8 @@ class HealthSession : public std::enable_shared_from_this<HealthSession> {
       return;
     }
     const auto& request = parser_->get();
-    webhook::HttpAnswer answer =
-        answer_health(request.method_string(), request.target(), server_.readiness(), server_.parts.metrics);
+    webhook::HttpAnswer answer = answer_health(request.method_string(), request.target(), server_.readiness(),
+                                               server_.parts.metrics, server_.parts.cluster.metrics_text());
     response_.emplace();
     response_->version(request.version());
     response_->result(static_cast<unsigned>(answer.status));
@@ -788,7 +794,7 @@ void ServerState::watch() {
       parts.metrics.record_objects_reload(reloaded->succeeded);
       if (reloaded->succeeded) {
         const auto now = std::chrono::system_clock::now().time_since_epoch();
-        parts.metrics.set_objects(parts.cluster.current()->store.size(),
+        parts.metrics.set_objects(parts.cluster.object_count(),
                                   std::chrono::duration_cast<std::chrono::seconds>(now).count());
       }
       log_event(reloaded->succeeded ? "info" : "error", "objects reload", {{"result", reloaded->message}});

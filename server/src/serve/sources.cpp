@@ -39,11 +39,11 @@ std::optional<ReloadOutcome> CertificateSource::poll() {
   return ReloadOutcome{true, "loaded certificate " + (*loaded)->subject};
 }
 
-ClusterSource::ClusterSource(std::vector<std::string> inputs, std::string default_namespace,
-                             const admission::Pipeline& pipeline)
+FileClusterSource::FileClusterSource(std::vector<std::string> inputs, std::string default_namespace,
+                                     const admission::Pipeline& pipeline)
     : inputs_(std::move(inputs)), default_namespace_(std::move(default_namespace)), pipeline_(pipeline) {}
 
-Result<std::shared_ptr<const kube::LoadedCluster>> ClusterSource::load() {
+Result<std::shared_ptr<const kube::LoadedCluster>> FileClusterSource::load() {
   last_attempt_ = stamp_inputs(inputs_);
   std::istringstream no_stdin;
   Result<kube::LoadedCluster> loaded = kube::load_cluster(inputs_, default_namespace_, pipeline_, no_stdin);
@@ -55,7 +55,7 @@ Result<std::shared_ptr<const kube::LoadedCluster>> ClusterSource::load() {
   return std::shared_ptr<const kube::LoadedCluster>(cluster);
 }
 
-std::optional<ReloadOutcome> ClusterSource::poll() {
+std::optional<ReloadOutcome> FileClusterSource::poll() {
   if (stamp_inputs(inputs_) == last_attempt_) {
     return std::nullopt;
   }
@@ -64,6 +64,24 @@ std::optional<ReloadOutcome> ClusterSource::poll() {
     return ReloadOutcome{false, loaded.error().message + " (still serving the previous objects)"};
   }
   return ReloadOutcome{true, "loaded " + std::to_string((*loaded)->store.size()) + " cluster objects"};
+}
+
+std::shared_ptr<const admission::ClusterView> FileClusterSource::current() const {
+  std::shared_ptr<const kube::LoadedCluster> cluster = current_.get();
+  if (cluster == nullptr) {
+    return nullptr;
+  }
+  // Aliasing: the view keeps the whole loaded cluster alive.
+  return std::shared_ptr<const admission::ClusterView>(cluster, &cluster->store);
+}
+
+std::size_t FileClusterSource::object_count() const {
+  const std::shared_ptr<const kube::LoadedCluster> cluster = current_.get();
+  return cluster == nullptr ? 0 : cluster->store.size();
+}
+
+std::string FileClusterSource::not_ready_reason() const {
+  return current_.get() == nullptr ? "not loaded" : "";
 }
 
 }  // namespace vmgate::serve

@@ -29,16 +29,26 @@ LauncherRun run_cli(std::vector<std::string_view> args) {
   return {code, out.str(), err.str()};
 }
 
-TEST(LauncherCli, HelpMentionsThatVmiNameNeedsTheKubernetesClient) {
+TEST(LauncherCli, HelpSaysWhereVmiNameReadsFrom) {
   const LauncherRun result = run_cli({"--help"});
   EXPECT_EQ(result.code, 0);
-  EXPECT_NE(result.out.find("needs the Kubernetes client"), std::string::npos);
+  EXPECT_NE(result.out.find("read the VMI from the Kubernetes API"), std::string::npos);
 }
 
-TEST(LauncherCli, VmiNameFailsClearly) {
-  const LauncherRun result = run_cli({"--vmi-name", "default/x", "--print-xml"});
-  EXPECT_EQ(result.code, 2);
-  EXPECT_NE(result.err.find("--vmi-name needs the Kubernetes client"), std::string::npos) << result.err;
+// Reading a VMI from a real API server: test/e2e/cluster_test.sh.
+TEST(LauncherCli, VmiNameProblemsFailClearly) {
+  const LauncherRun missing =
+      run_cli({"--vmi-name", "default/x", "--kubeconfig", "/nonexistent/kubeconfig", "--print-xml"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("kubeconfig /nonexistent/kubeconfig: cannot read"), std::string::npos) << missing.err;
+  const LauncherRun malformed = run_cli({"--vmi-name", "a/b/c", "--kubeconfig", "/nonexistent/kubeconfig"});
+  EXPECT_EQ(malformed.code, 2);
+  EXPECT_NE(malformed.err.find("--vmi-name \"a/b/c\": expected NAMESPACE/NAME or NAME"), std::string::npos)
+      << malformed.err;
+  const std::string vmi = fixtures + "/examples/headless.yaml";
+  const LauncherRun stray = run_cli({"--vmi", vmi, "--kubeconfig", "k"});
+  EXPECT_EQ(stray.code, 2);
+  EXPECT_NE(stray.err.find("--kubeconfig and --context are only used with --vmi-name"), std::string::npos) << stray.err;
 }
 
 TEST(LauncherCli, ExactlyOneInput) {

@@ -61,7 +61,7 @@ TEST(Routing, RefusalsInOrder) {
 
 TEST(Routing, HealthPort) {
   Metrics metrics;
-  const Readiness ready{true, true, false};
+  const Readiness ready{true, true, false, {}};
   EXPECT_EQ(answer_health("GET", "/livez", ready, metrics).body, "ok\n");
   EXPECT_EQ(answer_health("GET", "/healthz?verbose", ready, metrics).status, 200);
   EXPECT_EQ(answer_health("GET", "/readyz", ready, metrics).status, 200);
@@ -71,14 +71,20 @@ TEST(Routing, HealthPort) {
   EXPECT_EQ(scraped.content_type, "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_NE(scraped.body.find("vmgate_ready 1\n"), std::string::npos);
 
-  const webhook::HttpAnswer draining = answer_health("GET", "/readyz", Readiness{true, true, true}, metrics);
+  const webhook::HttpAnswer draining = answer_health("GET", "/readyz", Readiness{true, true, true, {}}, metrics);
   EXPECT_EQ(draining.status, 503);
   EXPECT_EQ(
       draining.body,
       "[+]tls-certificate ok\n[+]cluster-objects ok\n[-]not-draining failed: shutting down\nreadyz check failed\n");
-  EXPECT_EQ(answer_health("GET", "/readyz", Readiness{false, true, false}, metrics).body.substr(0, 39),
+  EXPECT_EQ(answer_health("GET", "/readyz", Readiness{false, true, false, {}}, metrics).body.substr(0, 39),
             "[-]tls-certificate failed: not loaded\n[");
-  EXPECT_EQ(answer_health("GET", "/livez", Readiness{false, false, true}, metrics).status, 200);
+  EXPECT_EQ(answer_health("GET", "/livez", Readiness{false, false, true, {}}, metrics).status, 200);
+  // The cluster source says why it is not ready; its metrics follow the server's.
+  const webhook::HttpAnswer not_synced = answer_health(
+      "GET", "/readyz", Readiness{true, false, false, "persistentvolumeclaims: list: 403 Forbidden: no"}, metrics);
+  EXPECT_NE(not_synced.body.find("[-]cluster-objects failed: persistentvolumeclaims: list: 403 Forbidden: no\n"),
+            std::string::npos);
+  EXPECT_TRUE(answer_health("GET", "/metrics", ready, metrics, "extra_family 1\n").body.ends_with("extra_family 1\n"));
 }
 
 }  // namespace

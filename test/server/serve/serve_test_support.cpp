@@ -89,7 +89,7 @@ TestServer::TestServer(serve::ServeOptions options) : options_(std::move(options
   if (auto loaded = certificates_->load(); !loaded) {
     throw std::runtime_error(loaded.error().message);
   }
-  cluster_ = std::make_unique<serve::ClusterSource>(options_.objects, "default", pipeline_);
+  cluster_ = std::make_unique<serve::FileClusterSource>(options_.objects, "default", pipeline_);
   if (auto loaded = cluster_->load(); !loaded) {
     throw std::runtime_error(loaded.error().message);
   }

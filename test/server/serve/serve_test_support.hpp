@@ -70,7 +70,7 @@ class TestServer {
   serve::ServeOptions options_;
   admission::Pipeline pipeline_;
   std::unique_ptr<serve::CertificateSource> certificates_;
-  std::unique_ptr<serve::ClusterSource> cluster_;
+  std::unique_ptr<serve::FileClusterSource> cluster_;
   serve::Metrics metrics_;
   TemporaryDirectory log_directory_;
   int log_fd_ = -1;

@@ -33,9 +33,9 @@ TEST(Sources, ClusterReloadsOnlyWhenFilesChange) {
   TemporaryDirectory directory;
   write_text(directory.path() / "a.yaml", named("a"));
   const admission::Pipeline pipeline;
-  ClusterSource source({directory.path().string()}, "default", pipeline);
+  FileClusterSource source({directory.path().string()}, "default", pipeline);
   ASSERT_TRUE(source.load().ok());
-  EXPECT_EQ(source.current()->store.size(), 1U);
+  EXPECT_EQ(source.object_count(), 1U);
   EXPECT_FALSE(source.poll().has_value());
 
   write_text(directory.path() / "b.yaml", named("b"));
@@ -43,7 +43,7 @@ TEST(Sources, ClusterReloadsOnlyWhenFilesChange) {
   ASSERT_TRUE(added.has_value());
   EXPECT_TRUE(added->succeeded);
   EXPECT_EQ(added->message, "loaded 2 cluster objects");
-  EXPECT_EQ(source.current()->store.size(), 2U);
+  EXPECT_EQ(source.object_count(), 2U);
 
   write_text(directory.path() / "b.yaml", "kind: [\n");
   touch_later(directory.path() / "b.yaml");
@@ -60,7 +60,7 @@ TEST(Sources, ClusterReloadsOnlyWhenFilesChange) {
   std::optional<ReloadOutcome> removed = source.poll();
   ASSERT_TRUE(removed.has_value());
   EXPECT_TRUE(removed->succeeded);
-  EXPECT_EQ(source.current()->store.size(), 1U);
+  EXPECT_EQ(source.object_count(), 1U);
 }
 
 TEST(Sources, ConfigMapVolumeIsReadOnceThroughItsVisibleFiles) {
@@ -71,7 +71,7 @@ TEST(Sources, ConfigMapVolumeIsReadOnceThroughItsVisibleFiles) {
   fs::create_directory_symlink("..2026_11_22_v1", volume / "..data");
   fs::create_symlink("..data/types.yaml", volume / "types.yaml");
   const admission::Pipeline pipeline;
-  ClusterSource source({volume.string()}, "default", pipeline);
+  FileClusterSource source({volume.string()}, "default", pipeline);
   auto loaded = source.load();
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   EXPECT_EQ((*loaded)->store.size(), 1U);
@@ -84,7 +84,7 @@ TEST(Sources, ConfigMapVolumeIsReadOnceThroughItsVisibleFiles) {
   std::optional<ReloadOutcome> reloaded = source.poll();
   ASSERT_TRUE(reloaded.has_value());
   EXPECT_TRUE(reloaded->succeeded) << reloaded->message;
-  EXPECT_EQ(source.current()->store.size(), 2U);
+  EXPECT_EQ(source.object_count(), 2U);
 }
 
 TEST(Sources, CertificateReloadKeepsThePreviousOnFailure) {

@@ -19,6 +19,8 @@ struct LauncherOptions {
   std::string vm_file;
   std::vector<std::string> objects;
   std::string vmi_name;
+  std::string kubeconfig;  // --kubeconfig for --vmi-name; empty: in-cluster
+  std::string context;
   std::string namespace_name = "default";
   bool print_xml = false;
   /// Empty: qemu:///embed?root=<root>.

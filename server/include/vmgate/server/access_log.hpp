@@ -5,6 +5,7 @@
 #include <chrono>
 #include <initializer_list>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,7 +23,12 @@ std::string admission_line(std::chrono::system_clock::time_point now, webhook::E
 /// {"ts":..,"level":<level>,"msg":<message>,<key>:<value>...} and a line break; values are strings.
 /// Pure; thread-safe.
 std::string event_line(std::chrono::system_clock::time_point now, std::string_view level, std::string_view message,
-                       std::initializer_list<std::pair<std::string_view, std::string_view>> fields = {});
+                       std::span<const std::pair<std::string_view, std::string_view>> fields);
+inline std::string event_line(std::chrono::system_clock::time_point now, std::string_view level,
+                              std::string_view message,
+                              std::initializer_list<std::pair<std::string_view, std::string_view>> fields = {}) {
+  return event_line(now, level, message, std::span(fields.begin(), fields.size()));
+}
 
 /// Where the lines go: a file descriptor (stderr), written in batches so that logging costs
 /// no system call per request. Lines are written whole, in order, at the latest when flush()

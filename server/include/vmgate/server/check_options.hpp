@@ -15,6 +15,8 @@ enum class OutputFormat { text, json, yaml };
 struct CheckOptions {
   std::vector<std::string> files;    // -f: objects to check
   std::vector<std::string> objects;  // --objects: the cluster
+  std::string kubeconfig;            // --kubeconfig: the cluster from the Kubernetes API
+  std::string context;               // --context
   std::string old_file;              // --old; empty when not given
   admission::Operation operation = admission::Operation::create;
   std::string namespace_name = "default";
@@ -25,8 +27,8 @@ struct CheckOptions {
 /// Parses the arguments that follow `check`. Options take their value as the next argument,
 /// after `=` (`--output=json`) or, for the short ones, attached (`-ojson`); `--` ends the
 /// options (check takes no operands: inputs are given with -f).
-/// Errors, in words for the user: an unknown option (`--kubeconfig` included: not supported
-/// yet), an option without its value, a repeated -o/--operation/--namespace/--old, an
+/// Errors, in words for the user: an unknown option, --kubeconfig with --objects, --context
+/// without --kubeconfig, an option without its value, a repeated -o/--operation/--namespace/--old, an
 /// unknown output format or operation, a namespace that is not a DNS label, an argument that
 /// is not an option, no -f, "-" (stdin) named more than once, --old with CREATE, UPDATE
 /// without --old.

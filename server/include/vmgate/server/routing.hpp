@@ -50,6 +50,7 @@ struct Readiness {
   bool certificate_loaded = false;
   bool objects_loaded = false;
   bool draining = false;
+  std::string objects_reason;  // why the objects are not loaded ("persistentvolumeclaims: list: 403 ...")
 
   [[nodiscard]] bool ready() const { return certificate_loaded && objects_loaded && !draining; }
 };
@@ -58,7 +59,8 @@ struct Readiness {
 /// serves), /readyz (200 "ok", or 503 listing the failed checks as Kubernetes components do:
 /// "[-]tls-certificate failed"), /metrics (Prometheus text 0.0.4); 405 for other methods,
 /// 404 for other paths. The query string is ignored.
+/// `extra_metrics` is appended to the /metrics exposition (the cluster source's own families).
 webhook::HttpAnswer answer_health(std::string_view method, std::string_view target, const Readiness& readiness,
-                                  const Metrics& metrics);
+                                  const Metrics& metrics, std::string_view extra_metrics = {});
 
 }  // namespace vmgate::serve

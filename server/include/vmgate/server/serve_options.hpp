@@ -33,7 +33,11 @@ struct ServeOptions {
   /// Where a generated development certificate (ca.crt, tls.crt, tls.key) is written.
   std::string dev_cert_dir;
   TlsProfile tls_profile = TlsProfile::intermediate;
-  std::vector<std::string> objects;  // --objects: the cluster, re-read when the files change
+  std::vector<std::string> objects;                     // --objects: the cluster, re-read when the files change
+  std::string kubeconfig;                               // --kubeconfig: the cluster from the Kubernetes API
+  std::string context;                                  // --context: the kubeconfig context; empty: current-context
+  std::chrono::milliseconds cache_sync_timeout{60000};  // the first sync, before serving
+  std::chrono::milliseconds watch_idle{150000};         // a silent watch is restarted after this
   /// KubeVirt's namespace: its service accounts there count as KubeVirt itself.
   std::string kubevirt_namespace = "kubevirt";
   unsigned threads = 0;                            // 0: one per CPU this process may run on
@@ -65,8 +69,8 @@ using Environment = std::function<const char*(const char*)>;
 /// Errors, in words for the user: an unknown option, an option without its value, a repeated
 /// option (other than --objects), a malformed address, port, duration ("10s", "500ms", "2m") or
 /// number, --tls-cert without --tls-key or the reverse, --client-ca without --tls-cert (a
-/// development certificate is for local use only), --kubeconfig (the Kubernetes client is
-/// not part of this build), an argument that is not an option.
+/// development certificate is for local use only), --kubeconfig with --objects, --context
+/// without --kubeconfig, an argument that is not an option.
 Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args, const Environment& environment);
 
 /// "ADDR:PORT", ":PORT" (all IPv4 addresses) or "[IPv6]:PORT".

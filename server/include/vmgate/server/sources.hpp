@@ -1,5 +1,6 @@
 #pragma once
-// What `vmgate serve` re-reads while it runs: the serving certificate and the cluster objects.
+// What `vmgate serve` re-reads while it runs: the serving certificate and the cluster objects
+// (from files here; from the Kubernetes API in api_cluster_source.hpp).
 // Each is an immutable snapshot behind a shared_ptr, swapped whole when the files change, so a
 // request or connection keeps the snapshot it started with (docs/webhook.md, "Reloading
 // certificates and objects"). A failed reload keeps the previous snapshot: a half-written Secret
@@ -65,17 +66,37 @@ class CertificateSource {
   Snapshot<tls::ServerContext> current_;
 };
 
+/// Where admissions read the cluster: files (--objects) or the Kubernetes API (--kubeconfig,
+/// in-cluster). current() is an immutable snapshot that a request keeps while it runs.
 class ClusterSource {
  public:
+  virtual ~ClusterSource() = default;
+  /// nullptr until loaded (files) or synced once (API).
+  [[nodiscard]] virtual std::shared_ptr<const admission::ClusterView> current() const = 0;
+  /// Called on the server's watch timer: reloads changed files and reports it; nullopt when
+  /// nothing was reloaded. The API source reports its first sync here.
+  virtual std::optional<ReloadOutcome> poll() = 0;
+  /// Objects held now (the vmgate_object_store_objects gauge).
+  [[nodiscard]] virtual std::size_t object_count() const = 0;
+  /// Why current() is still nullptr, for /readyz; "" otherwise.
+  [[nodiscard]] virtual std::string not_ready_reason() const = 0;
+  /// Extra Prometheus text for /metrics (the API source's informers); "" for files.
+  [[nodiscard]] virtual std::string metrics_text() const { return {}; }
+};
+
+/// The cluster from manifest files, re-read when a file is added, removed or changed.
+class FileClusterSource final : public ClusterSource {
+ public:
   /// `pipeline` must outlive the source.
-  ClusterSource(std::vector<std::string> inputs, std::string default_namespace, const admission::Pipeline& pipeline);
+  FileClusterSource(std::vector<std::string> inputs, std::string default_namespace,
+                    const admission::Pipeline& pipeline);
 
   /// Loads the inputs now. Errors: load_cluster's.
   Result<std::shared_ptr<const kube::LoadedCluster>> load();
-  /// Reloads when a file was added, removed or changed since the last attempt; nullopt otherwise.
-  std::optional<ReloadOutcome> poll();
-  /// nullptr until a load succeeded.
-  [[nodiscard]] std::shared_ptr<const kube::LoadedCluster> current() const { return current_.get(); }
+  std::optional<ReloadOutcome> poll() override;
+  [[nodiscard]] std::shared_ptr<const admission::ClusterView> current() const override;
+  [[nodiscard]] std::size_t object_count() const override;
+  [[nodiscard]] std::string not_ready_reason() const override;
 
  private:
   std::vector<std::string> inputs_;

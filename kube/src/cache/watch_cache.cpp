@@ -1,0 +1,778 @@
+// The watch cache (watch_cache.hpp): informers, snapshots and live lookups.
+#include "vmgate/kube/watch_cache.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include "vmgate/common/json_decode.hpp"
+#include "vmgate/kube/api_client.hpp"
+
+namespace vmgate::kube {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using admission::ObjectKind;
+
+constexpr std::size_t kind_count = static_cast<std::size_t>(ObjectKind::kubevirt) + 1;
+
+std::size_t slot(ObjectKind kind) {
+  return static_cast<std::size_t>(kind);
+}
+
+// One cluster object with its own small allocator: a Document per object would reserve
+// RapidJSON's 64 KiB first chunk each (6 GB for 100 000 PVCs); this reserves about its text size.
+struct CompactObject {
+  CompactObject(const json::Value& source, std::size_t chunk_bytes)
+      : allocator(std::max<std::size_t>(chunk_bytes, 1024)), value(source, allocator) {}
+  // The items of a list carry no kind and apiVersion: set them, as the object reads alone.
+  CompactObject(const json::Value& source, std::size_t chunk_bytes, std::string_view kind, std::string_view api_version)
+      : CompactObject(source, chunk_bytes) {
+    if (value.IsObject() && !json::has(value, "kind")) {
+      json::set_string(value, "kind", kind, allocator);
+    }
+    if (value.IsObject() && !json::has(value, "apiVersion")) {
+      json::set_string(value, "apiVersion", api_version, allocator);
+    }
+  }
+  json::Allocator allocator;
+  json::Value value;
+};
+using ObjectPtr = std::shared_ptr<const CompactObject>;
+using KindIndex = std::unordered_map<std::string, ObjectPtr>;
+
+std::string object_key(ObjectKind kind, std::string_view namespace_name, std::string_view name) {
+  if (!admission::is_namespaced(kind)) {
+    return std::string(name);
+  }
+  std::string key;
+  key.reserve(namespace_name.size() + 1 + name.size());
+  key.append(namespace_name).append("/").append(name);
+  return key;
+}
+
+std::string key_of(ObjectKind kind, const json::Value& object) {
+  const json::Value* metadata = json::find_object(object, "metadata");
+  if (metadata == nullptr) {
+    return {};
+  }
+  return object_key(kind, json::find_string(*metadata, "namespace"), json::find_string(*metadata, "name"));
+}
+
+std::string resource_version_of(const json::Value& object) {
+  const json::Value* metadata = json::find_object(object, "metadata");
+  return metadata == nullptr ? std::string() : std::string(json::find_string(*metadata, "resourceVersion"));
+}
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string describe_refusal(std::string_view what, const HttpResponse& response) {
+  std::string reason = std::to_string(response.status);
+  switch (response.status) {
+    case 401:
+      reason += " Unauthorized";
+      break;
+    case 403:
+      reason += " Forbidden";
+      break;
+    case 404:
+      reason += " Not Found";
+      break;
+    case 410:
+      reason += " Gone";
+      break;
+    case 429:
+      reason += " Too Many Requests";
+      break;
+    default:
+      break;
+  }
+  return std::string(what) + ": " + reason + ": " + status_message(response);
+}
+
+// The KubeVirt CR configuration of an index: the first CR by namespace/name (a cluster has one).
+std::shared_ptr<const admission::ClusterConfig> config_of(const KindIndex& kubevirts, std::string& problem) {
+  if (kubevirts.empty()) {
+    return std::make_shared<const admission::ClusterConfig>();
+  }
+  const auto first = std::min_element(kubevirts.begin(), kubevirts.end(),
+                                      [](const auto& a, const auto& b) { return a.first < b.first; });
+  Result<admission::ClusterConfig> config = admission::ClusterConfig::from_kubevirt(first->second->value);
+  if (!config) {
+    problem = "KubeVirt CR " + first->first + ": " + config.error().message + " (using the defaults)";
+    return std::make_shared<const admission::ClusterConfig>();
+  }
+  return std::make_shared<const admission::ClusterConfig>(std::move(config.value()));
+}
+
+}  // namespace
+
+std::string ResourceSpec::api_version() const {
+  constexpr std::string_view apis = "/apis/";
+  if (prefix.starts_with(apis)) {
+    return prefix.substr(apis.size());
+  }
+  return "v1";  // the core group: "/api/v1"
+}
+
+std::string ResourceSpec::object_path(std::string_view namespace_name, std::string_view name) const {
+  const std::string escaped_name = query_escape(name);
+  if (!namespaced) {
+    return prefix + "/" + resource + "/" + escaped_name;
+  }
+  return prefix + "/namespaces/" + query_escape(namespace_name) + "/" + resource + "/" + escaped_name;
+}
+
+std::vector<ResourceSpec> admission_resources() {
+  const std::string instancetypes = "/apis/instancetype.kubevirt.io/v1beta1";
+  const std::string cdi = "/apis/cdi.kubevirt.io/v1beta1";
+  // Every kind but the KubeVirt CR is also looked up live on a miss: one `kubectl apply -f`
+  // often creates an instancetype, a preference or a volume and the VM naming it, and the VM
+  // can reach the webhook before the watch event of the object does.
+  return {
+      {ObjectKind::instancetype, instancetypes, "virtualmachineinstancetypes", true, true, {}},
+      {ObjectKind::cluster_instancetype, instancetypes, "virtualmachineclusterinstancetypes", false, true, {}},
+      {ObjectKind::preference, instancetypes, "virtualmachinepreferences", true, true, {}},
+      {ObjectKind::cluster_preference, instancetypes, "virtualmachineclusterpreferences", false, true, {}},
+      {ObjectKind::persistent_volume_claim, "/api/v1", "persistentvolumeclaims", true, true, {}},
+      {ObjectKind::data_volume, cdi, "datavolumes", true, true, {}},
+      {ObjectKind::data_source, cdi, "datasources", true, true, {}},
+      {ObjectKind::volume_snapshot, "/apis/snapshot.storage.k8s.io/v1", "volumesnapshots", true, true, {}},
+      // Only the revisions KubeVirt writes for instancetypes and preferences (it labels them);
+      // one written by hand is found by the live lookup.
+      {ObjectKind::controller_revision, "/apis/apps/v1", "controllerrevisions", true, true,
+       "instancetype.kubevirt.io/object-kind"},
+      {ObjectKind::kubevirt, "/apis/kubevirt.io/v1", "kubevirts", true, false, {}},
+  };
+}
+
+// ---------------------------------------------------------------- live lookups
+
+class LiveLookup {
+ public:
+  LiveLookup(ClientConfig config, const CacheTuning& tuning, std::vector<ResourceSpec> resources)
+      : config_(std::move(config)), tuning_(tuning), resources_(std::move(resources)) {}
+
+  // The object from the API, or nullptr when it does not exist, the lookup failed (read as
+  // absent, as KubeVirt reads a failed GET of an optional object) or its kind is not looked up
+  // live.
+  ObjectPtr get(ObjectKind kind, std::string_view namespace_name, std::string_view name) {
+    const ResourceSpec* spec = nullptr;
+    for (const ResourceSpec& candidate : resources_) {
+      if (candidate.kind == kind && candidate.live_lookup) {
+        spec = &candidate;
+      }
+    }
+    if (spec == nullptr || name.empty()) {
+      return nullptr;
+    }
+    const std::string key = std::string(admission::kind_name(kind)) + "/" + object_key(kind, namespace_name, name);
+    const auto now = Clock::now();
+    {
+      const std::lock_guard lock(mutex_);
+      if (const auto found = recent_.find(key); found != recent_.end()) {
+        if (found->second.expires > now) {
+          return found->second.object;
+        }
+        recent_.erase(found);
+      }
+    }
+    std::unique_ptr<ApiConnection> connection = take_connection();
+    if (connection == nullptr) {
+      return nullptr;
+    }
+    ObjectPtr object;
+    Result<HttpResponse, TransportError> response =
+        connection->get(spec->object_path(namespace_name, name), tuning_.live_deadline);
+    if (response && response->status == 200) {
+      Result<json::Document, json::DecodeError> parsed = json::parse_json(response->body);
+      if (parsed && parsed->IsObject()) {
+        object = std::make_shared<const CompactObject>(*parsed, response->body.size());
+      }
+    }
+    const std::lock_guard lock(mutex_);
+    if (response) {
+      idle_.push_back(std::move(connection));
+    }
+    // Found or not, the answer holds for a short while: the watch catches up meanwhile.
+    if (recent_.size() > 10000) {
+      recent_.clear();
+    }
+    recent_[key] = Recent{object, now + tuning_.negative_ttl};
+    return object;
+  }
+
+  void cancel() {
+    const std::lock_guard lock(mutex_);
+    idle_.clear();
+  }
+
+ private:
+  struct Recent {
+    ObjectPtr object;
+    Clock::time_point expires;
+  };
+
+  std::unique_ptr<ApiConnection> take_connection() {
+    {
+      const std::lock_guard lock(mutex_);
+      if (!idle_.empty()) {
+        std::unique_ptr<ApiConnection> connection = std::move(idle_.back());
+        idle_.pop_back();
+        return connection;
+      }
+    }
+    Result<std::unique_ptr<ApiConnection>> created = ApiConnection::create(config_);
+    return created ? std::move(created.value()) : nullptr;
+  }
+
+  ClientConfig config_;
+  CacheTuning tuning_;
+  std::vector<ResourceSpec> resources_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<ApiConnection>> idle_;
+  std::unordered_map<std::string, Recent> recent_;
+};
+
+// ---------------------------------------------------------------- the snapshot admissions read
+
+namespace {
+
+class CacheView final : public admission::ClusterView {
+ public:
+  CacheView(std::array<std::shared_ptr<const KindIndex>, kind_count> indexes,
+            std::shared_ptr<const admission::ClusterConfig> config, std::shared_ptr<LiveLookup> live)
+      : indexes_(std::move(indexes)), config_(std::move(config)), live_(std::move(live)) {}
+
+  [[nodiscard]] const json::Value* find(ObjectKind kind, std::string_view namespace_name,
+                                        std::string_view name) const override {
+    const std::string key = object_key(kind, namespace_name, name);
+    if (const KindIndex* index = indexes_[slot(kind)].get()) {
+      if (const auto found = index->find(key); found != index->end()) {
+        return &found->second->value;
+      }
+    }
+    if (live_ == nullptr) {
+      return nullptr;
+    }
+    ObjectPtr object = live_->get(kind, namespace_name, name);
+    if (object == nullptr) {
+      return nullptr;
+    }
+    // Kept by this snapshot so the pointer stays valid while a request holds the snapshot.
+    const std::lock_guard lock(fetched_mutex_);
+    if (fetched_.size() >= 4096) {
+      return nullptr;
+    }
+    const auto [entry, inserted] = fetched_.try_emplace(std::string(admission::kind_name(kind)) + "/" + key, object);
+    return &entry->second->value;
+  }
+
+  [[nodiscard]] const admission::ClusterConfig& config() const override { return *config_; }
+
+ private:
+  std::array<std::shared_ptr<const KindIndex>, kind_count> indexes_;
+  std::shared_ptr<const admission::ClusterConfig> config_;
+  std::shared_ptr<LiveLookup> live_;
+  mutable std::mutex fetched_mutex_;
+  mutable std::unordered_map<std::string, ObjectPtr> fetched_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- informers
+
+struct WatchCache::Impl {
+  Impl(ClientConfig client_config, const admission::Pipeline& rules, CacheLog sink, CacheTuning settings,
+       std::vector<ResourceSpec> specs)
+      : config(std::move(client_config)),
+        pipeline(rules),
+        log(std::move(sink)),
+        tuning(settings),
+        resources(std::move(specs)) {}
+
+  ClientConfig config;
+  const admission::Pipeline& pipeline;
+  CacheLog log;
+  CacheTuning tuning;
+  std::vector<ResourceSpec> resources;
+  std::shared_ptr<LiveLookup> live;
+
+  std::atomic<bool> stopping{false};
+  mutable std::mutex wake_mutex;
+  mutable std::condition_variable wake;  // sleeps end early on stop(); waiters for sync
+  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<ApiConnection>> connections;  // one per resource, for cancel()
+
+  mutable std::mutex state_mutex;
+  std::array<std::shared_ptr<const KindIndex>, kind_count> indexes;
+  std::shared_ptr<const admission::ClusterConfig> cluster_config = std::make_shared<const admission::ClusterConfig>();
+  std::vector<ResourceStatus> statuses;  // parallel to resources
+  std::shared_ptr<const admission::ClusterView> current;
+  std::size_t synced_count = 0;
+
+  void emit(std::string_view level, std::string_view message, std::vector<std::pair<std::string, std::string>> fields) {
+    if (log) {
+      log(level, message, fields);
+    }
+  }
+
+  // Sleeps up to `duration`; false when stop() interrupted it.
+  bool sleep(std::chrono::milliseconds duration) {
+    std::unique_lock lock(wake_mutex);
+    return !wake.wait_for(lock, duration, [this] { return stopping.load(); });
+  }
+
+  void update_status(std::size_t index, const std::function<void(ResourceStatus&)>& change) {
+    const std::lock_guard lock(state_mutex);
+    change(statuses[index]);
+  }
+
+  // Publishes `objects` as the resource's index; the first time, counts it as synced.
+  void publish(std::size_t index, const KindIndex& objects) {
+    const ResourceSpec& spec = resources[index];
+    auto copy = std::make_shared<const KindIndex>(objects);
+    std::string config_problem;
+    std::shared_ptr<const admission::ClusterConfig> new_config;
+    if (spec.kind == ObjectKind::kubevirt) {
+      new_config = config_of(*copy, config_problem);
+    }
+    bool became_synced = false;
+    {
+      const std::lock_guard lock(state_mutex);
+      if (new_config) {
+        cluster_config = new_config;
+      }
+      ResourceStatus& status = statuses[index];
+      if (!status.synced) {
+        status.synced = true;
+        ++synced_count;
+        became_synced = synced_count == resources.size();
+      }
+      status.objects = copy->size();
+      indexes[slot(spec.kind)] = std::move(copy);
+      if (synced_count == resources.size()) {
+        current = std::make_shared<const CacheView>(indexes, cluster_config, live);
+      }
+    }
+    if (!config_problem.empty()) {
+      emit("error", "cluster configuration", {{"problem", config_problem}});
+    }
+    if (became_synced) {
+      emit("info", "cluster cache synced", {});
+      const std::lock_guard lock(wake_mutex);
+      wake.notify_all();
+    }
+  }
+
+  // Adds or replaces an object, unless the rules could not read it (a malformed instancetype or
+  // preference: the apiserver's schema should prevent it; logged and left out).
+  void upsert(std::size_t index, KindIndex& objects, const json::Value& object, std::size_t size_hint) {
+    const ResourceSpec& spec = resources[index];
+    std::string key = key_of(spec.kind, object);
+    if (key.empty()) {
+      return;
+    }
+    if (admission::ErrorList problems = pipeline.check_cluster_object(object); !problems.empty()) {
+      emit("warning", "cluster object left out: the rules cannot read it",
+           {{"resource", spec.resource},
+            {"object", key},
+            {"problem", problems.front().field + ": " + problems.front().message}});
+      objects.erase(key);
+      return;
+    }
+    objects[std::move(key)] =
+        std::make_shared<const CompactObject>(object, size_hint, admission::kind_name(spec.kind), spec.api_version());
+  }
+
+  std::chrono::milliseconds jittered(std::chrono::milliseconds delay, std::mt19937_64& random) const {
+    std::uniform_int_distribution<std::int64_t> spread(delay.count() / 2, std::max<std::int64_t>(delay.count(), 1));
+    return std::chrono::milliseconds(spread(random));
+  }
+
+  enum class ListOutcome { listed, not_served, failed };
+
+  // Lists every page into `objects`; sets `resource_version`.
+  ListOutcome list(std::size_t index, ApiConnection& connection, KindIndex& objects, std::string& resource_version) {
+    const ResourceSpec& spec = resources[index];
+    const auto started = Clock::now();
+    KindIndex listed;
+    std::string continue_token;
+    do {
+      std::string target = spec.collection_path() + "?limit=" + std::to_string(tuning.page_size);
+      if (!spec.label_selector.empty()) {
+        target += "&labelSelector=" + query_escape(spec.label_selector);
+      }
+      if (!continue_token.empty()) {
+        target += "&continue=" + query_escape(continue_token);
+      }
+      Result<HttpResponse, TransportError> response = connection.get(target, tuning.request_deadline);
+      if (!response) {
+        fail(index, "list " + spec.resource + ": " + response.error().message);
+        return ListOutcome::failed;
+      }
+      if (response->status == 404) {
+        return ListOutcome::not_served;
+      }
+      if (response->status == 410 && !continue_token.empty()) {
+        continue_token.clear();  // the continue token expired: start over
+        listed.clear();
+        continue;
+      }
+      if (response->status != 200) {
+        fail(index, describe_refusal("list " + spec.resource, *response));
+        return ListOutcome::failed;
+      }
+      Result<json::Document, json::DecodeError> page = json::parse_json(response->body);
+      const json::Value* items = page ? json::find_array(*page, "items") : nullptr;
+      const json::Value* metadata = page ? json::find_object(*page, "metadata") : nullptr;
+      if (items == nullptr || metadata == nullptr) {
+        fail(index, "list " + spec.resource + ": the answer is not a list" +
+                        (page ? std::string() : ": " + page.error().message));
+        return ListOutcome::failed;
+      }
+      const std::size_t size_hint = items->Size() == 0 ? 0 : response->body.size() / items->Size();
+      for (const json::Value& item : items->GetArray()) {
+        upsert(index, listed, item, size_hint);
+      }
+      continue_token = std::string(json::find_string(*metadata, "continue"));
+      resource_version = std::string(json::find_string(*metadata, "resourceVersion"));
+    } while (!continue_token.empty() && !stopping.load());
+    objects = std::move(listed);
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    update_status(index, [&](ResourceStatus& status) {
+      ++status.lists;
+      status.last_list_seconds = seconds;
+      status.last_event_unix = unix_now();
+      status.last_error.clear();
+    });
+    return ListOutcome::listed;
+  }
+
+  void fail(std::size_t index, const std::string& message) {
+    bool changed = false;
+    update_status(index, [&](ResourceStatus& status) {
+      changed = status.last_error != message;
+      status.last_error = message;
+    });
+    if (changed && !stopping.load()) {
+      emit("error", "cluster cache", {{"resource", resources[index].resource}, {"error", message}});
+    }
+  }
+
+  // broken: the watch was up (200) and then failed (a stall, a closed connection): watched again
+  // after the initial backoff, since the server was healthy a moment ago.
+  enum class WatchOutcome { ended, relist, failed, broken };
+
+  WatchOutcome watch(std::size_t index, ApiConnection& connection, KindIndex& objects, std::string& resource_version,
+                     std::mt19937_64& random) {
+    const ResourceSpec& spec = resources[index];
+    std::uniform_int_distribution<std::int64_t> extra(0, tuning.watch_timeout.count());
+    std::string target = spec.collection_path() +
+                         "?watch=1&allowWatchBookmarks=true&resourceVersion=" + query_escape(resource_version) +
+                         "&timeoutSeconds=" + std::to_string(tuning.watch_timeout.count() + extra(random));
+    if (!spec.label_selector.empty()) {
+      target += "&labelSelector=" + query_escape(spec.label_selector);
+    }
+    bool changed = false;
+    bool gone = false;
+    std::string watch_error;
+    const auto on_line = [&](std::string_view line) {
+      if (stopping.load()) {
+        return false;
+      }
+      Result<json::Document, json::DecodeError> event = json::parse_json(line);
+      const json::Value* object = event ? json::find_object(*event, "object") : nullptr;
+      if (object == nullptr) {
+        watch_error = "watch " + spec.resource + ": an event that is not a watch event";
+        return false;
+      }
+      const std::string_view type = json::find_string(*event, "type");
+      update_status(index, [](ResourceStatus& status) { status.last_event_unix = unix_now(); });
+      if (type == "ERROR") {
+        const json::Value* code = json::find(*object, "code");
+        gone = code != nullptr && code->IsInt() && code->GetInt() == 410;
+        watch_error = "watch " + spec.resource + ": " + std::string(json::find_string(*object, "message"));
+        return false;
+      }
+      if (const std::string version = resource_version_of(*object); !version.empty()) {
+        resource_version = version;
+      }
+      if (type == "ADDED" || type == "MODIFIED") {
+        upsert(index, objects, *object, line.size());
+        changed = true;
+      } else if (type == "DELETED") {
+        objects.erase(key_of(spec.kind, *object));
+        changed = true;
+      }
+      return true;
+    };
+    const auto after_lines = [&] {
+      if (changed) {
+        publish(index, objects);
+        changed = false;
+      }
+    };
+    Result<ApiConnection::Streamed, TransportError> streamed =
+        connection.stream(target, tuning.request_deadline, tuning.watch_idle, on_line, after_lines);
+    after_lines();
+    if (stopping.load()) {
+      return WatchOutcome::ended;
+    }
+    if (!streamed) {
+      fail(index, "watch " + spec.resource + ": " +
+                      (streamed.error().timed_out
+                           ? "no event or bookmark for " + std::to_string(tuning.watch_idle.count()) + " ms; restarting"
+                           : streamed.error().message));
+      return streamed.error().after_response ? WatchOutcome::broken : WatchOutcome::failed;
+    }
+    if (streamed->refused) {
+      if (streamed->refused->status == 410) {
+        return WatchOutcome::relist;
+      }
+      fail(index, describe_refusal("watch " + spec.resource, *streamed->refused));
+      return WatchOutcome::failed;
+    }
+    if (gone) {
+      return WatchOutcome::relist;
+    }
+    if (!watch_error.empty()) {
+      fail(index, watch_error);
+      return WatchOutcome::failed;
+    }
+    return WatchOutcome::ended;
+  }
+
+  void run_informer(std::size_t index) {
+    ApiConnection& connection = *connections[index];
+    const ResourceSpec& spec = resources[index];
+    std::mt19937_64 random(std::random_device{}() + index);
+    KindIndex objects;
+    std::string resource_version;
+    bool need_list = true;
+    std::chrono::milliseconds backoff = tuning.backoff_initial;
+    const auto back_off = [&] {
+      const bool slept = sleep(jittered(backoff, random));
+      backoff = std::min(backoff * 2, tuning.backoff_max);
+      return slept;
+    };
+    while (!stopping.load()) {
+      if (need_list) {
+        switch (list(index, connection, objects, resource_version)) {
+          case ListOutcome::listed:
+            publish(index, objects);
+            need_list = false;
+            backoff = tuning.backoff_initial;
+            break;
+          case ListOutcome::not_served: {
+            bool first = false;
+            update_status(index, [&](ResourceStatus& status) {
+              first = status.served;
+              status.served = false;
+              status.last_error.clear();
+            });
+            if (first) {
+              emit("warning", "resource not served by the API server; treated as empty",
+                   {{"resource", spec.collection_path()}});
+            }
+            objects.clear();
+            publish(index, objects);
+            if (!sleep(tuning.not_served_recheck)) {
+              return;
+            }
+            continue;
+          }
+          case ListOutcome::failed:
+            if (!back_off()) {
+              return;
+            }
+            continue;
+        }
+        update_status(index, [](ResourceStatus& status) { status.served = true; });
+      }
+      const auto watch_started = Clock::now();
+      switch (watch(index, connection, objects, resource_version, random)) {
+        case WatchOutcome::ended:
+          // The server's timeoutSeconds: watch again from where it stopped; a server that ends
+          // watches at once is not re-asked in a loop.
+          if (Clock::now() - watch_started < std::chrono::seconds(1) && !back_off()) {
+            return;
+          }
+          break;
+        case WatchOutcome::relist:
+          update_status(index, [](ResourceStatus& status) { ++status.watch_restarts; });
+          need_list = true;
+          break;
+        case WatchOutcome::broken:
+          backoff = tuning.backoff_initial;
+          [[fallthrough]];
+        case WatchOutcome::failed:
+          update_status(index, [](ResourceStatus& status) { ++status.watch_restarts; });
+          if (!back_off()) {
+            return;
+          }
+          break;
+      }
+    }
+  }
+};
+
+WatchCache::WatchCache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+WatchCache::~WatchCache() {
+  stop();
+}
+
+Result<std::unique_ptr<WatchCache>> WatchCache::create(ClientConfig config, const admission::Pipeline& pipeline,
+                                                       CacheLog log, CacheTuning tuning,
+                                                       std::vector<ResourceSpec> resources) {
+  auto impl = std::make_unique<Impl>(std::move(config), pipeline, std::move(log), tuning, std::move(resources));
+  for (const ResourceSpec& spec : impl->resources) {
+    Result<std::unique_ptr<ApiConnection>> connection = ApiConnection::create(impl->config);
+    if (!connection) {
+      return connection.error();
+    }
+    impl->connections.push_back(std::move(connection.value()));
+    ResourceStatus status;
+    status.resource = spec.resource;
+    impl->statuses.push_back(status);
+  }
+  impl->live = std::make_shared<LiveLookup>(impl->config, tuning, impl->resources);
+  return std::unique_ptr<WatchCache>(new WatchCache(std::move(impl)));
+}
+
+void WatchCache::start() {
+  for (std::size_t index = 0; index < impl_->resources.size(); ++index) {
+    impl_->threads.emplace_back([impl = impl_.get(), index] { impl->run_informer(index); });
+  }
+}
+
+void WatchCache::stop() {
+  if (!impl_) {
+    return;
+  }
+  {
+    const std::lock_guard lock(impl_->wake_mutex);
+    impl_->stopping.store(true);
+    impl_->wake.notify_all();
+  }
+  for (const std::unique_ptr<ApiConnection>& connection : impl_->connections) {
+    connection->cancel();
+  }
+  impl_->live->cancel();
+  for (std::thread& thread : impl_->threads) {
+    if (thread.joinable()) {
+      thread.join();
+    }
+  }
+  impl_->threads.clear();
+}
+
+std::shared_ptr<const admission::ClusterView> WatchCache::snapshot() const {
+  const std::lock_guard lock(impl_->state_mutex);
+  return impl_->current;
+}
+
+bool WatchCache::synced() const {
+  return snapshot() != nullptr;
+}
+
+std::vector<ResourceStatus> WatchCache::statuses() const {
+  const std::lock_guard lock(impl_->state_mutex);
+  return impl_->statuses;
+}
+
+std::string WatchCache::not_synced_reason() const {
+  const std::lock_guard lock(impl_->state_mutex);
+  std::string reason;
+  for (const ResourceStatus& status : impl_->statuses) {
+    if (!status.synced) {
+      reason += (reason.empty() ? "" : "; ") +
+                (status.last_error.empty() ? status.resource + ": not listed yet" : status.last_error);
+    }
+  }
+  return reason;
+}
+
+bool WatchCache::wait_synced(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(impl_->wake_mutex);
+  impl_->wake.wait_for(lock, timeout, [this] { return impl_->stopping.load() || synced(); });
+  return synced();
+}
+
+Result<ListedCluster> list_cluster(const ClientConfig& config, const admission::Pipeline& pipeline,
+                                   const CacheTuning& tuning, const std::vector<ResourceSpec>& resources) {
+  std::vector<std::string> problems;
+  Result<std::unique_ptr<WatchCache>> cache = WatchCache::create(
+      config, pipeline,
+      [&problems](std::string_view level, std::string_view message,
+                  const std::vector<std::pair<std::string, std::string>>& fields) {
+        if (level == "warning") {
+          std::string note(message);
+          for (const auto& [key, value] : fields) {
+            note += " " + key + "=" + value;
+          }
+          problems.push_back(note);
+        }
+      },
+      tuning, resources);
+  if (!cache) {
+    return cache.error();
+  }
+  WatchCache::Impl& impl = *(*cache)->impl_;
+  ListedCluster listed;
+  std::unique_ptr<ApiConnection>& connection = impl.connections.front();
+  for (std::size_t index = 0; index < impl.resources.size(); ++index) {
+    KindIndex objects;
+    std::string resource_version;
+    switch (impl.list(index, *connection, objects, resource_version)) {
+      case WatchCache::Impl::ListOutcome::not_served:
+        listed.notes.push_back(impl.resources[index].collection_path() + ": not served by the API server; none read");
+        continue;
+      case WatchCache::Impl::ListOutcome::failed:
+        return Error{impl.statuses[index].last_error};
+      case WatchCache::Impl::ListOutcome::listed:
+        break;
+    }
+    std::vector<std::pair<std::string, ObjectPtr>> sorted(objects.begin(), objects.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [key, object] : sorted) {
+      if (Result<ObjectKind> added = listed.store.add(object->value); !added) {
+        return Error{impl.resources[index].resource + " " + key + ": " + added.error().message};
+      }
+    }
+  }
+  listed.notes.insert(listed.notes.end(), problems.begin(), problems.end());
+  return listed;
+}
+
+Result<json::Document, FetchError> get_object(const ClientConfig& config, std::string_view path,
+                                              std::chrono::milliseconds deadline) {
+  Result<std::unique_ptr<ApiConnection>> connection = ApiConnection::create(config);
+  if (!connection) {
+    return FetchError{0, connection.error().message};
+  }
+  Result<HttpResponse, TransportError> response = (*connection)->get(path, deadline);
+  if (!response) {
+    return FetchError{0, response.error().message};
+  }
+  if (response->status != 200) {
+    return FetchError{response->status, describe_refusal("GET " + std::string(path), *response)};
+  }
+  Result<json::Document, json::DecodeError> parsed = json::parse_json(response->body);
+  if (!parsed) {
+    return FetchError{response->status, "GET " + std::string(path) + ": " + parsed.error().message};
+  }
+  return std::move(parsed.value());
+}
+
+}  // namespace vmgate::kube
