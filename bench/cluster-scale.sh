@@ -69,7 +69,7 @@ serve() {
   local https metrics
   https=$(free_port)
   metrics=$(free_port)
-  setsid "$vmgate" serve --listen "127.0.0.1:$https" --metrics-listen "127.0.0.1:$metrics" --dev-cert-dir "$dir/cert" \
+  setsid "$vmgate" serve --listen "127.0.0.1:$https" --metrics-listen "127.0.0.1:$metrics" --dev-cert-dir "$dir/cert-$name" \
     --access-log false --cache-sync-timeout 0s "$@" >"$dir/$name.log" 2>&1 &
   pids+=($!)
   printf -v "${name}_pid" %s "$!"
@@ -94,7 +94,8 @@ rss_kib=$(awk '/VmRSS/ {print $2}' "/proc/$big_pid/status")
 objects=$(curl -s "http://127.0.0.1:$big_metrics/metrics" | awk '/^vmgate_cluster_cache_objects/ {n += $2} END {print n}')
 log "synced $objects objects in $sync_seconds s; RSS $((rss_kib / 1024)) MiB"
 
-cat >"$dir/vm.yaml" <<'EOF'
+pick=$((PVCS / 2))
+cat >"$dir/vm.yaml" <<EOF
 apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata: {name: vm, namespace: scale}
@@ -104,28 +105,28 @@ spec:
   template:
     spec:
       domain: {devices: {}}
-      volumes: [{name: root, persistentVolumeClaim: {claimName: disk-4242}}]
+      volumes: [{name: root, persistentVolumeClaim: {claimName: disk-$pick}}]
 EOF
 start=$(date +%s.%N)
-"$vmgate" check -f "$dir/vm.yaml" --kubeconfig "$KUBECONFIG" -o json >"$dir/check.json"
+"$vmgate" check -f "$dir/vm.yaml" --kubeconfig "$KUBECONFIG" -o json >"$dir/check.json" ||
+  { echo "check --kubeconfig did not admit the VM:" >&2; cat "$dir/check.json" >&2; exit 1; }
 check_seconds=$(python3 -c "import time; print(f'{time.time() - $start:.2f}')")
 
 # The same VM against two objects from files, for the latency comparison.
-kubectl get pvc disk-4242 -n scale -o json >"$dir/small.json"
-kubectl get virtualmachineclusterinstancetype it-4242 -o json >"$dir/small-it.json" 2>/dev/null ||
-  kubectl get virtualmachineclusterinstancetype "it-$((4242 % TYPES))" -o json >"$dir/small-it.json"
+kubectl get pvc "disk-$pick" -n scale -o json >"$dir/small.json"
+kubectl get virtualmachineclusterinstancetype "it-$((pick % TYPES))" -o json >"$dir/small-it.json"
 serve small --objects "$dir/small.json" --objects "$dir/small-it.json"
 wait_ready "$small_metrics" "$small_pid" small
 
-latency() { # PORT
-  python3 - "$1" "$dir/cert/ca.crt" "$dir/vm.yaml" "$REQUESTS" <<'PY'
+latency() { # PORT NAME
+  python3 - "$1" "$dir/cert-$2/ca.crt" "$pick" "$REQUESTS" <<'PY'
 import base64, http.client, json, ssl, sys, time
-port, ca, vm_file, count = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+port, ca, pick, count = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
       "metadata": {"name": "vm", "namespace": "scale"},
       "spec": {"runStrategy": "Halted", "instancetype": {"inferFromVolume": "root"},
                "template": {"spec": {"domain": {"devices": {}},
-                            "volumes": [{"name": "root", "persistentVolumeClaim": {"claimName": "disk-4242"}}]}}}}
+                            "volumes": [{"name": "root", "persistentVolumeClaim": {"claimName": f"disk-{pick}"}}]}}}}
 review = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
     "uid": "u", "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
     "resource": {"group": "kubevirt.io", "version": "v1", "resource": "virtualmachines"},
@@ -141,14 +142,14 @@ for i in range(count):
     samples.append(time.perf_counter() - started)
     if i == 0:
         patch = json.loads(base64.b64decode(answer["response"]["patch"]))
-        inferred = [op for op in patch if op["path"] == "/spec/instancetype"]
-        assert inferred and inferred[0]["value"]["name"].startswith("it-"), patch
+        inferred = [op["value"] for op in patch if op["path"] == "/spec/instancetype/name"]
+        assert inferred and inferred[0].startswith("it-"), patch
 samples.sort()
 print(f"{samples[len(samples) // 2] * 1e6:.0f} {samples[int(len(samples) * 0.99)] * 1e6:.0f}")
 PY
 }
-read -r big_median big_p99 <<<"$(latency "$big_https")"
-read -r small_median small_p99 <<<"$(latency "$small_https")"
+read -r big_median big_p99 <<<"$(latency "$big_https" big)"
+read -r small_median small_p99 <<<"$(latency "$small_https" small)"
 
 cat <<EOF
 | cluster | objects in the cache | first sync | vmgate RSS | check --kubeconfig | VM mutate latency, median / p99 |
