@@ -435,6 +435,13 @@ check "an admission while not synced is answered 503, not guessed" \
 
 # ---------------------------------------------------------------- watch robustness
 lists_before=$(metric "$webhook_metrics" vmgate_cluster_cache_lists_total virtualmachineclusterinstancetypes)
+# etcd compacted to its current revision (through its JSON gateway), then the apiserver
+# restarted: every resourceVersion the informers hold is gone, so their watches get 410.
+source "$dir/testenv.env"
+revision=$(curl -s -X POST "http://127.0.0.1:$ETCD_PORT/v3/kv/range" -d '{"key":"AA=="}' |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')
+check "etcd compacted to revision $revision" \
+  curl -sf -X POST "http://127.0.0.1:$ETCD_PORT/v3/kv/compaction" -d "{\"revision\": \"$revision\", \"physical\": true}" -o /dev/null
 tools/testenv restart-apiserver "$dir" >/dev/null 2>&1
 kubectl apply -f - >/dev/null <<'EOF'
 apiVersion: instancetype.kubevirt.io/v1beta1
@@ -446,12 +453,12 @@ expected=$(kubectl get virtualmachineclusterinstancetypes -o name | wc -l)
 check "after an apiserver restart the cache converges ($expected cluster instancetypes)" \
   wait_until 30 bash -c "test \"\$(curl -s http://127.0.0.1:$webhook_metrics/metrics | awk '\$1 == \"vmgate_cluster_cache_objects{resource=\\\"virtualmachineclusterinstancetypes\\\"}\" {print \$2}')\" = $expected"
 lists_after=$(metric "$webhook_metrics" vmgate_cluster_cache_lists_total virtualmachineclusterinstancetypes)
-check "... with a bounded number of lists ($lists_before -> $lists_after)" test "$((lists_after - lists_before))" -le 3
+check "... re-listing after the 410 ($lists_before -> $lists_after lists), a bounded number of times" \
+  test "$((lists_after - lists_before))" -ge 1 -a "$((lists_after - lists_before))" -le 3
 check "... and still ready" ready "$webhook_metrics"
 
 serve stall "$KUBECONFIG" --watch-idle 2s
 wait_until 20 ready "$stall_metrics" || true
-source "$dir/testenv.env"
 apiserver_pid=$(cat "$dir/kube-apiserver.pid")
 restarts_before=$(metric "$stall_metrics" vmgate_cluster_cache_watch_restarts_total virtualmachineclusterpreferences)
 kill -STOP "$apiserver_pid"
