@@ -355,8 +355,8 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
         if (!duration) {
           return duration.error();
         }
-        const bool zero_allowed = option == Option::shutdown_delay || option == Option::grace_period ||
-                                  option == Option::cache_sync_timeout;
+        const bool zero_allowed =
+            option == Option::shutdown_delay || option == Option::grace_period || option == Option::cache_sync_timeout;
         if (duration->count() == 0 && !zero_allowed) {
           return Error{"--" + std::string(name) + " must be longer than 0"};
         }
