@@ -18,19 +18,8 @@ instancetypes=$shared/data/common-instancetypes
 [[ -x $vmgate ]] || { echo "cluster_test: build vmgate first ($vmgate)" >&2; exit 2; }
 [[ -f $instancetypes/cluster-instancetypes.yaml ]] || { echo "cluster_test: $instancetypes missing" >&2; exit 2; }
 
-passed=0
-failed=0
-check() { # NAME COMMAND...
-  local name=$1
-  shift
-  if "$@"; then
-    echo "ok: $name"
-    passed=$((passed + 1))
-  else
-    echo "FAILED: $name" >&2
-    failed=$((failed + 1))
-  fi
-}
+# shellcheck source=test/e2e/e2e_support.sh
+source test/e2e/e2e_support.sh
 
 dir="$(mktemp -d)"
 pids=()

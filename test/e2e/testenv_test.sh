@@ -5,19 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-passed=0
-failed=0
-check() { # NAME COMMAND...
-  local name=$1
-  shift
-  if "$@"; then
-    echo "ok: $name"
-    passed=$((passed + 1))
-  else
-    echo "FAILED: $name" >&2
-    failed=$((failed + 1))
-  fi
-}
+# shellcheck source=test/e2e/e2e_support.sh
+source test/e2e/e2e_support.sh
 
 dir="$(mktemp -d)"
 cleanup() {

@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "vmgate/common/json_decode.hpp"
+#include "vmgate/kube/openssl_handles.hpp"
 
 namespace vmgate::kube {
 
@@ -37,18 +38,6 @@ using boost::system::error_code;
 
 namespace {
 
-struct BioFree {
-  void operator()(BIO* bio) const { BIO_free(bio); }
-};
-struct X509Free {
-  void operator()(X509* certificate) const { X509_free(certificate); }
-};
-struct EvpPkeyFree {
-  void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
-};
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyFree>;
 
 std::string openssl_reason() {
   const unsigned long code = ERR_get_error();

@@ -14,10 +14,7 @@ namespace vmgate::serve::tls {
 
 namespace {
 
-struct BioFree {
-  void operator()(BIO* bio) const { BIO_free(bio); }
-};
-using BioPtr = std::unique_ptr<BIO, BioFree>;
+using kube::BioPtr;
 struct ExtensionFree {
   void operator()(X509_EXTENSION* extension) const { X509_EXTENSION_free(extension); }
 };
@@ -199,7 +196,7 @@ Result<ServerContext> load_server_context(const ServerFiles& files, TlsProfile p
   ServerContext loaded;
   loaded.not_after = not_after_of(*leaf);
   loaded.subject = subject_of(*leaf);
-  loaded.context = std::shared_ptr<SSL_CTX>(context.release(), SslCtxFree{});
+  loaded.context = std::shared_ptr<SSL_CTX>(context.release(), kube::SslCtxFree{});
   return loaded;
 }
 

@@ -14,22 +14,14 @@
 #include <vector>
 
 #include "vmgate/common/result.hpp"
+#include "vmgate/kube/openssl_handles.hpp"
 #include "vmgate/server/serve_options.hpp"
 
 namespace vmgate::serve::tls {
 
-struct SslCtxFree {
-  void operator()(SSL_CTX* context) const { SSL_CTX_free(context); }
-};
-struct X509Free {
-  void operator()(X509* certificate) const { X509_free(certificate); }
-};
-struct EvpPkeyFree {
-  void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
-};
-using SslCtxPtr = std::unique_ptr<SSL_CTX, SslCtxFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyFree>;
+using kube::EvpPkeyPtr;
+using kube::SslCtxPtr;
+using kube::X509Ptr;
 
 struct ServerFiles {
   std::string certificate;  // PEM chain, leaf first
