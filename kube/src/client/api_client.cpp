@@ -38,7 +38,6 @@ using boost::system::error_code;
 
 namespace {
 
-
 std::string openssl_reason() {
   const unsigned long code = ERR_get_error();
   ERR_clear_error();
