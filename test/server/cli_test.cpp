@@ -115,7 +115,8 @@ INSTANTIATE_TEST_SUITE_P(
     Check, CheckExitsTwo,
     ::testing::Values(
         ArgumentError{{}, "error: no input: give the objects to check with -f FILE|DIR|-\nSee 'vmgate check --help'."},
-        ArgumentError{{"-f", "@vm.yaml", "--kubeconfig", "/root/.kube/config"}, "error: unknown option --kubeconfig"},
+        ArgumentError{{"-f", "@vm.yaml", "--kubeconfig", "/nonexistent/kubeconfig"},
+                      "error: kubeconfig /nonexistent/kubeconfig: cannot read: No such file or directory"},
         ArgumentError{{"-f", "@vm.yaml", "-o", "table"}, "-o must be text, json or yaml"},
         ArgumentError{{"-f", "@vm.yaml", "--operation", "UPDATE"}, "needs the object before the update: --old FILE"},
         ArgumentError{{"-f", "@vm.yaml", "--old", "@vm.yaml"}, "--old is only meaningful with --operation UPDATE"},
