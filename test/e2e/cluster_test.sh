@@ -343,6 +343,13 @@ expected_update=$(json_field 'd["results"][0]["allowed"]' <"$work/update.check.j
 if kubectl replace -f "$work/vm-ok.new.json" >/dev/null 2>"$work/update.err"; then actual_update=True; else actual_update=False; fi
 check "an update of the instancetype reference: kubectl agrees with vmgate check ($expected_update)" \
   test "$actual_update" = "$expected_update"
+# And with KubeVirt's own admission code, when tools/build-oracle has built it.
+if [[ -x $root/build/kubevirt-oracle ]]; then
+  "$root/build/kubevirt-oracle" check -f "$work/vm-ok.new.json" --old "$work/vm-ok.old.json" --operation UPDATE \
+    --objects "$work/cluster.json" -n team-a -o json >"$work/update.oracle.json" 2>/dev/null || true
+  check "... and with KubeVirt's admission code (kubevirt-oracle)" \
+    test "$(json_field 'd["results"][0]["allowed"]' <"$work/update.oracle.json")" = "$actual_update"
+fi
 
 # ---------------------------------------------------------------- vmgate check --kubeconfig
 check_json "$work/vm-ok.yaml" >"$work/files.json"
