@@ -352,6 +352,8 @@ if [[ -x $root/build/kubevirt-oracle ]]; then
 fi
 
 # ---------------------------------------------------------------- vmgate check --kubeconfig
+# One clock for both runs: the expanded VMI records its Pending transition time.
+export SOURCE_DATE_EPOCH=1767225600
 check_json "$work/vm-ok.yaml" >"$work/files.json"
 "$vmgate" check -f "$work/vm-ok.yaml" --kubeconfig "$KUBECONFIG" -n team-a -o json >"$work/live.json" || true
 check "check --kubeconfig gives what check --objects gives" \
