@@ -135,8 +135,8 @@ struct KnownFields::Tree {
       }
       for (const std::string_view name : definition.required) {
         if (missing(value, name)) {
-          errors_.push_back({CauseType::field_value_required, path_with(name),
-                             openapi_path_with(name) + " in body is required"});
+          errors_.push_back(
+              {CauseType::field_value_required, path_with(name), openapi_path_with(name) + " in body is required"});
         }
       }
       std::size_t index = first;

@@ -426,8 +426,8 @@ class Translator {
   static constexpr int priority_other = 4;
 
   struct Location {
-    FieldPath path;       // with list indices: tells causes at different items apart
-    std::string openapi;  // the path as go-openapi writes it in the message (openapi_child)
+    FieldPath path;                       // with list indices: tells causes at different items apart
+    std::string openapi;                  // the path as go-openapi writes it in the message (openapi_child)
     std::vector<std::size_t> order;       // member / item positions from the root
     const json::Value* value = nullptr;   // null when the context could not be followed
     const json::Value* schema = nullptr;  // null for a field the schema does not declare
