@@ -129,14 +129,14 @@ struct KnownFields::Tree {
         const Holds* holds = definition.property(name);
         found_.push_back(holds);
         if (holds == nullptr) {
-          const std::string at = path_with(name);
-          errors_.push_back({CauseType::field_value_forbidden, at, at + " in body is a forbidden property"});
+          errors_.push_back({CauseType::field_value_forbidden, path_with(name),
+                             openapi_path_with(name) + " in body is a forbidden property"});
         }
       }
       for (const std::string_view name : definition.required) {
         if (missing(value, name)) {
-          const std::string at = path_with(name);
-          errors_.push_back({CauseType::field_value_required, at, at + " in body is required"});
+          errors_.push_back(
+              {CauseType::field_value_required, path_with(name), openapi_path_with(name) + " in body is required"});
         }
       }
       std::size_t index = first;
@@ -203,6 +203,19 @@ struct KnownFields::Tree {
         }
       }
       return path.child(member).str();
+    }
+
+    // The same path as go-openapi/validate v0.24.0 writes it in its messages: members and map
+    // keys joined by '.', no list index (its slice validator builds each item's validators with
+    // the list's own path; structure.cpp, openapi_child).
+    [[nodiscard]] std::string openapi_path_with(std::string_view member) const {
+      std::string path;
+      for (const Segment& segment : path_) {
+        if (segment.kind != Segment::Kind::index) {
+          path.append(path.empty() ? "" : ".").append(segment.name);
+        }
+      }
+      return path.append(path.empty() ? "" : ".").append(member);
     }
 
     ErrorList& errors_;

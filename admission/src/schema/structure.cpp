@@ -337,6 +337,16 @@ std::optional<std::string> range_violation(const json::Value* value, const json:
   return std::nullopt;
 }
 
+// A member's path in go-openapi/validate's messages (v0.24.0, the version KubeVirt vendors at
+// v1.8.2 and at d923fdb815): members and map keys joined by '.', and no list index. Its slice
+// validator gives each item's SchemaValidator the "<list>.<i>" path through SetPath only after
+// newSchemaValidator has built the item's type, object, string... validators with the list's
+// own path, and those report: "spec.domain.devices.disks.bootOrder in body must be of type
+// integer", whichever disk it is.
+std::string openapi_child(const std::string& path, std::string_view member) {
+  return path.empty() ? std::string(member) : path + "." + std::string(member);
+}
+
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
@@ -356,19 +366,20 @@ class Translator {
       std::string_view name = description.substr(missing.size());
       name = name.substr(0, name.rfind('\''));
       at.path = at.path.child(name);
+      at.openapi = openapi_child(at.openapi, name);
       at.order.push_back(std::numeric_limits<std::size_t>::max());  // after present siblings
-      std::string message = at.path.str() + " in body is required";
+      std::string message = at.openapi + " in body is required";
       record(std::move(at), priority_required, CauseType::field_value_required, std::move(message));
       return;
     }
-    const std::string subject = at.path.str().empty() ? "body" : at.path.str() + " in body";
+    const std::string subject = at.openapi.empty() ? "body" : at.openapi + " in body";
     constexpr std::string_view type_error = "Value type not permitted by 'type' constraint.";
     if (description == type_error && at.value != nullptr && at.value->IsNull() && !at.order.empty()) {
       // Every optional member admits null, so this is a required one. kube-apiserver deletes
       // such a null before any webhook runs (apiextensions-apiserver defaulting/prunenulls.go
       // PruneNonNullableNullsWithoutDefaults): KubeVirt finds the member missing.
       at.order.back() = std::numeric_limits<std::size_t>::max();  // where a missing one sorts
-      std::string message = at.path.str() + " in body is required";
+      std::string message = at.openapi + " in body is required";
       record(std::move(at), priority_required, CauseType::field_value_required, std::move(message));
       return;
     }
@@ -415,7 +426,8 @@ class Translator {
   static constexpr int priority_other = 4;
 
   struct Location {
-    FieldPath path;
+    FieldPath path;                       // with list indices: tells causes at different items apart
+    std::string openapi;                  // the path as go-openapi writes it in the message (openapi_child)
     std::vector<std::size_t> order;       // member / item positions from the root
     const json::Value* value = nullptr;   // null when the context could not be followed
     const json::Value* schema = nullptr;  // null for a field the schema does not declare
@@ -473,6 +485,7 @@ class Translator {
         map_values = json::find_object(*at.schema, "additionalProperties");
       }
       at.path = declared == nullptr && map_values != nullptr ? at.path.key(segment) : at.path.child(segment);
+      at.openapi = openapi_child(at.openapi, segment);
       at.schema = declared != nullptr ? declared : map_values;
       if (at.value != nullptr && at.value->IsObject()) {
         const std::size_t position = member_position(*at.value, segment);

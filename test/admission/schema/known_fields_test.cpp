@@ -58,10 +58,11 @@ TEST(KnownFields, ListItemsAndMapValuesAreFollowedMapKeysAreFree) {
     "nodeSelector": {"not.a.field": "x"},
     "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
                  {"nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": "In", "valuez": ["a"]}]}]}}}}})"),
-            (Messages{"spec.domain.devices.interfaces[1].colour in body is a forbidden property",
-                      "spec.domain.devices.interfaces[1].bridge.x in body is a forbidden property",
-                      "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
-                      "matchExpressions[0].valuez in body is a forbidden property"}));
+            // go-openapi/validate v0.24.0 writes no list index (structure.cpp, openapi_child)
+            (Messages{"spec.domain.devices.interfaces.colour in body is a forbidden property",
+                      "spec.domain.devices.interfaces.bridge.x in body is a forbidden property",
+                      "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms."
+                      "matchExpressions.valuez in body is a forbidden property"}));
 }
 
 TEST(KnownFields, ValuesOfTheWrongTypeAreLeftToTheStructureCheck) {
@@ -90,7 +91,7 @@ TEST(KnownFields, ARequiredMemberGivenAsNullIsMissing) {
   EXPECT_EQ(messages(KnownFieldsKind::virtual_machine, R"({"spec": null})"), Messages{"spec in body is required"});
   EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance,
                      R"({"spec": {"domain": {"devices": {"disks": [{"name": null}]}}}})"),
-            Messages{"spec.domain.devices.disks[0].name in body is required"});
+            Messages{"spec.domain.devices.disks.name in body is required"});
   // An optional member given as null is simply unset.
   EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance,
                      R"({"spec": {"domain": {"devices": {"disks": null}, "cpu": null}, "volumes": null}})"),
