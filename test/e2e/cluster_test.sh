@@ -411,6 +411,24 @@ serve forbidden "$work/nobody.kubeconfig"
 check "a service account without RBAC: not ready, 403 named on /readyz" \
   wait_until 10 bash -c "curl -s http://127.0.0.1:$forbidden_metrics/readyz | grep -q '403 Forbidden'"
 
+# A token file, as a pod's projected service-account token: refused first, then rotated to a
+# good token in place; vmgate re-reads it and syncs without a restart.
+printf 'stale-token\n' >"$work/rotating-token"
+cat >"$work/rotating.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+current-context: e2e
+clusters: [{name: e2e, cluster: {server: "$server", certificate-authority: "$work/apiserver-ca.crt"}}]
+users: [{name: e2e, user: {tokenFile: "$work/rotating-token"}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
+EOF
+serve rotating "$work/rotating.kubeconfig"
+check "a token file holding a refused token: not ready (401)" \
+  wait_until 10 bash -c "curl -s http://127.0.0.1:$rotating_metrics/readyz | grep -q '401 Unauthorized'"
+kubectl create token vmgate -n vmgate-system --duration=1h >"$work/rotating-token.new"
+mv "$work/rotating-token.new" "$work/rotating-token"
+check "... the rotated token is read again and the cache syncs" wait_until 45 ready "$rotating_metrics"
+
 token_kubeconfig "$work/badtoken.kubeconfig" "not-a-token"
 serve badtoken "$work/badtoken.kubeconfig"
 check "a token the API server refuses: not ready, 401 named on /readyz" \
