@@ -54,11 +54,13 @@ json::Value copy_without_managed_fields(const json::Value& source, json::Allocat
 }
 
 struct CompactObject {
-  CompactObject(const json::Value& source, std::size_t chunk_bytes)
-      : allocator(std::max<std::size_t>(chunk_bytes, 1024)), value(copy_without_managed_fields(source, allocator)) {}
+  // `text_bytes`: the object's JSON size as received; managedFields, dropped here, are often half
+  // of it, and a value outgrowing its first chunk just takes a second one.
+  CompactObject(const json::Value& source, std::size_t text_bytes)
+      : allocator(std::max<std::size_t>(text_bytes / 2, 512)), value(copy_without_managed_fields(source, allocator)) {}
   // The items of a list carry no kind and apiVersion: set them, as the object reads alone.
-  CompactObject(const json::Value& source, std::size_t chunk_bytes, std::string_view kind, std::string_view api_version)
-      : CompactObject(source, chunk_bytes) {
+  CompactObject(const json::Value& source, std::size_t text_bytes, std::string_view kind, std::string_view api_version)
+      : CompactObject(source, text_bytes) {
     if (value.IsObject() && !json::has(value, "kind")) {
       json::set_string(value, "kind", kind, allocator);
     }
