@@ -391,15 +391,18 @@ fi
 kubectl apply -f manifests/rbac/vmgate-rbac.yaml >/dev/null
 server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$work/apiserver-ca.crt"
-token_kubeconfig() { # FILE TOKEN [CA-FILE] [SERVER]
+user_kubeconfig() { # FILE USER [CA-FILE] [SERVER]   (USER: the user's fields, a YAML flow mapping)
   cat >"$1" <<EOF
 apiVersion: v1
 kind: Config
 current-context: e2e
 clusters: [{name: e2e, cluster: {server: "${4:-$server}", certificate-authority: "${3:-$work/apiserver-ca.crt}"}}]
-users: [{name: e2e, user: {token: "$2"}}]
+users: [{name: e2e, user: $2}]
 contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
 EOF
+}
+token_kubeconfig() { # FILE TOKEN [CA-FILE] [SERVER]
+  user_kubeconfig "$1" "{token: \"$2\"}" "${@:3}"
 }
 token_kubeconfig "$work/sa.kubeconfig" "$(kubectl create token vmgate -n vmgate-system --duration=1h)"
 serve rbac "$work/sa.kubeconfig"
@@ -414,14 +417,7 @@ check "a service account without RBAC: not ready, 403 named on /readyz" \
 # A token file, as a pod's projected service-account token: refused first, then rotated to a
 # good token in place; vmgate re-reads it and syncs without a restart.
 printf 'stale-token\n' >"$work/rotating-token"
-cat >"$work/rotating.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-current-context: e2e
-clusters: [{name: e2e, cluster: {server: "$server", certificate-authority: "$work/apiserver-ca.crt"}}]
-users: [{name: e2e, user: {tokenFile: "$work/rotating-token"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
-EOF
+user_kubeconfig "$work/rotating.kubeconfig" "{tokenFile: \"$work/rotating-token\"}"
 serve rotating "$work/rotating.kubeconfig"
 check "a token file holding a refused token: not ready (401)" \
   wait_until 10 bash -c "curl -s http://127.0.0.1:$rotating_metrics/readyz | grep -q '401 Unauthorized'"
