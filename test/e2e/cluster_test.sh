@@ -11,8 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-vmgate=$root/build/vmgate
-launcher=$root/build/vmgate-launcher
+build=${VMGATE_BUILD_DIR:-$root/build}  # VMGATE_BUILD_DIR=build-asan: the sanitizer build
+vmgate=$build/vmgate
+launcher=$build/vmgate-launcher
 shared=${VMGATE_SHARED_DIR:-$root/../shared}
 instancetypes=$shared/data/common-instancetypes
 [[ -x $vmgate ]] || { echo "cluster_test: build vmgate first ($vmgate)" >&2; exit 2; }
