@@ -217,6 +217,41 @@ check "certs/generate's kubectl command creates the Secret" bash -c "$create_sec
 check "the Secret holds tls.crt, tls.key and ca.crt" \
   test "$(kubectl get secret vmgate-tls -n vmgate-system -o go-template='{{range $k, $v := .data}}{{$k}} {{end}}')" = "ca.crt tls.crt tls.key "
 
+# ---------------------------------------------------------------- the Deployment's command line, run
+# The serve container's arguments as the chart renders them (the paths and ports moved to this
+# machine, --kubeconfig for the service account) start vmgate serve, and the probes' paths answer.
+kubectl apply --dry-run=server -o json -f <(helm template vmgate "$chart" -n vmgate-system -f "$work/external.yaml" \
+  --show-only templates/deployment.yaml) >"$work/deployment.json"
+rendered_port=$(free_port)
+rendered_metrics=$(free_port)
+mapfile -t rendered_args < <(python3 - "$work/deployment.json" "$work/pki" "$rendered_port" "$rendered_metrics" <<'PY'
+import json, sys
+deployment = json.load(open(sys.argv[1]))
+container = next(c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == "vmgate")
+for arg in container["args"]:
+    arg = arg.replace("/run/vmgate/tls/", sys.argv[2] + "/")
+    arg = arg.replace("--listen=0.0.0.0:8443", "--listen=127.0.0.1:" + sys.argv[3])
+    arg = arg.replace("--metrics-listen=0.0.0.0:8080", "--metrics-listen=127.0.0.1:" + sys.argv[4])
+    print(arg)
+for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+    print("PROBE " + container[probe]["httpGet"]["path"] + " " + str(container[probe]["httpGet"]["port"]))
+PY
+)
+probes=("${rendered_args[@]: -3}")
+rendered_args=("${rendered_args[@]:0:${#rendered_args[@]}-3}")
+setsid "$vmgate" "${rendered_args[@]}" --kubeconfig "$KUBECONFIG" >"$work/rendered-serve.log" 2>&1 &
+rendered_pid=$!
+pids+=("$rendered_pid")
+check "the chart's serve arguments start vmgate serve (${rendered_args[*]:0:3} ...)" \
+  wait_until 30 curl -sf "http://127.0.0.1:$rendered_metrics/readyz" -o /dev/null
+check "the probes are startup /livez, readiness /readyz, liveness /livez on the metrics port" \
+  test "${probes[*]}" = "PROBE /livez metrics PROBE /readyz metrics PROBE /livez metrics"
+check "the probes' paths answer 200 on the metrics port" \
+  curl -sf "http://127.0.0.1:$rendered_metrics/livez" "http://127.0.0.1:$rendered_metrics/readyz" -o /dev/null -o /dev/null
+kill -TERM -- "-$rendered_pid"
+check "... and it drains and exits 0 on SIGTERM (shutdown delay 5s)" wait "$rendered_pid"
+pids=()
+
 # ---------------------------------------------------------------- a release pointing at a local vmgate serve
 kubectl apply -f manifests/examples/cluster/instancetypes.yaml -f manifests/examples/cluster/preferences.yaml >/dev/null
 kubectl get virtualmachineclusterinstancetypes,virtualmachineclusterpreferences -o json >"$work/cluster.json"
