@@ -31,7 +31,9 @@ crds="$(kubectl get crd -o name)"
 for crd in virtualmachines.kubevirt.io virtualmachineinstances.kubevirt.io kubevirts.kubevirt.io \
   virtualmachineinstancetypes.instancetype.kubevirt.io virtualmachineclusterinstancetypes.instancetype.kubevirt.io \
   virtualmachinepreferences.instancetype.kubevirt.io virtualmachineclusterpreferences.instancetype.kubevirt.io \
-  datavolumes.cdi.kubevirt.io datasources.cdi.kubevirt.io volumesnapshots.snapshot.storage.k8s.io; do
+  datavolumes.cdi.kubevirt.io datasources.cdi.kubevirt.io volumesnapshots.snapshot.storage.k8s.io \
+  certificates.cert-manager.io issuers.cert-manager.io clusterissuers.cert-manager.io \
+  certificaterequests.cert-manager.io servicemonitors.monitoring.coreos.com; do
   check "CRD $crd" grep -qxF "customresourcedefinition.apiextensions.k8s.io/$crd" <<<"$crds"
 done
 check "kubevirt.io/v1 is served" bash -c 'kubectl api-resources --api-group=kubevirt.io -o name | grep -qx virtualmachines.kubevirt.io'
