@@ -169,8 +169,8 @@ ProbeResult probe_endpoint(const ProbeTarget& target, std::string_view ca_pem, s
       const long verified = SSL_get_verify_result(ssl.get());
       ERR_clear_error();
       if (verified != X509_V_OK) {
-        return failed(target, std::string("certificate not verified by ca.crt alone: ") +
-                                  X509_verify_cert_error_string(verified));
+        return failed(target, "certificate not verified for " + target.server_name +
+                                  " by ca.crt alone: " + X509_verify_cert_error_string(verified));
       }
       return failed(target, reason == SSL_ERROR_WANT_READ || reason == SSL_ERROR_WANT_WRITE
                                 ? std::string("TLS handshake timed out")
