@@ -37,6 +37,10 @@ constexpr auto api_deadline = 15s;
 constexpr auto probe_timeout = 3s;
 // Steps one pass may take: a whole rotation is about six; more means no progress.
 constexpr int max_steps = 24;
+// After the new CA is in every configuration and before the serving pair switches: kube-apiserver
+// sees configurations through an informer (a watch, usually milliseconds behind); a leaf served
+// before the apiserver's copy trusts its CA would fail admissions.
+constexpr auto propagation_delay = 2s;
 
 std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -95,8 +99,10 @@ struct PassResult {
 
 class Reconciler {
  public:
-  Reconciler(kube::ApiConnection& api, const CertsOptions& options, Log& log)
-      : api_(api), options_(options), log_(log) {
+  // `sleep` waits (interruptibly) and says whether to go on.
+  Reconciler(kube::ApiConnection& api, const CertsOptions& options, Log& log,
+             std::function<bool(std::chrono::milliseconds)> sleep)
+      : api_(api), options_(options), log_(log), sleep_(std::move(sleep)) {
     settings_.service = options.service;
     settings_.namespace_name = options.namespace_name;
     settings_.cluster_domain = options.cluster_domain;
@@ -165,6 +171,9 @@ class Reconciler {
           Status patched = patch_webhooks(*snapshot, step);
           if (!patched) {
             return patched.error();
+          }
+          if (step.settle && !sleep_(propagation_delay)) {
+            return Error{"stopped"};
           }
           break;
         }
@@ -433,6 +442,7 @@ class Reconciler {
   kube::ApiConnection& api_;
   const CertsOptions& options_;
   Log& log_;
+  std::function<bool(std::chrono::milliseconds)> sleep_;
   Settings settings_;
 };
 
@@ -531,7 +541,15 @@ int run_certs(std::span<const std::string_view> args, std::ostream& out, std::os
   for (const std::string& warning : config->warnings) {
     log("warning", "kubeconfig", {{"warning", warning}});
   }
-  Reconciler reconciler(**api, options, log);
+  // Continuous mode wakes early on SIGTERM; --once keeps the default signal handling.
+  std::optional<StopSignal> stop;
+  Reconciler reconciler(**api, options, log, [&stop](std::chrono::milliseconds interval) {
+    if (stop) {
+      return !stop->wait(interval);
+    }
+    std::this_thread::sleep_for(interval);
+    return true;
+  });
   log("info", "vmgate certs starting",
       {{"namespace", options.namespace_name},
        {"service", options.service},
@@ -557,11 +575,11 @@ int run_certs(std::span<const std::string_view> args, std::ostream& out, std::os
     return 0;
   }
 
-  StopSignal stop([&reconciler] { reconciler.cancel(); });
+  stop.emplace([&reconciler] { reconciler.cancel(); });
   std::string last_state;
-  while (!stop.stopped()) {
+  while (!stop->stopped()) {
     Result<PassResult> result = reconciler.pass();
-    if (stop.stopped()) {
+    if (stop->stopped()) {
       break;
     }
     if (!result) {
@@ -570,10 +588,11 @@ int run_certs(std::span<const std::string_view> args, std::ostream& out, std::os
       log("info", "steady", {{"reason", result->reason}});
     }
     last_state = result && result->end == PassEnd::steady ? "steady" : "other";
-    if (stop.wait(options.check_interval)) {
+    if (stop->wait(options.check_interval)) {
       break;
     }
   }
+  stop.reset();  // before the reconciler its handler cancels goes
   log("info", "stopping on signal");
   return 0;
 }

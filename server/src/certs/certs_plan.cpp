@@ -11,8 +11,10 @@ namespace {
 
 // A serving pair (CA and leaf) read from four keys of the Secret, with what is wrong with it.
 struct PairState {
-  std::optional<Certificate> ca;    // readable, a CA, its key matching, not expired
-  std::optional<Certificate> leaf;  // readable, its key matching, signed by `ca`, not expired
+  // Readable, a CA, its key matching, not expired; kept even when the leaf is unusable, since the
+  // endpoints may still serve an earlier leaf of it.
+  std::optional<Certificate> ca;
+  std::optional<Certificate> leaf;  // readable, its key matching, signed by `ca`, not expired: usable
   std::vector<std::string> problems;
   bool present = false;  // any of the four keys is there
 };
@@ -82,9 +84,7 @@ PairState read_pair(const SecretState& secret, const char* ca_crt, const char* c
       }
     }
   }
-  if (pair.leaf) {
-    pair.ca = std::move(ca);
-  }
+  pair.ca = std::move(ca);
   return pair;
 }
 
@@ -351,6 +351,7 @@ Step plan(const PlanInput& input) {
                                         "ca-bundle.crt must hold the old and the new CA during a rotation"));
     }
     if (std::optional<Step> step = publish(bundle, "the new CA must be trusted before its certificate is served")) {
+      step->settle = true;
       return *step;
     }
     std::map<std::string, std::string> data = secret.data;

@@ -139,6 +139,9 @@ struct Step {
   std::map<std::string, std::string> annotations;  // write_secret: set these; "" removes one
   bool starts_rotation = false;                    // write_secret: a --force-renew is used up by it
   std::string bundle;                              // patch_webhooks: PEM
+  /// patch_webhooks adding a rotation's new CA: the apiserver reads configurations through an
+  /// informer, so the executor lets the change propagate before the serving pair switches.
+  bool settle = false;
   std::vector<std::string> outdated;               // patch_webhooks: "mutating/NAME", "validating/NAME"
   std::string probe_ca;                            // probe: PEM of the one CA to verify against
   std::int64_t rotation_seconds = -1;              // write_secret ending a rotation: how long it took
