@@ -61,6 +61,29 @@ metrics_port=$(free_port)
 sed -E "s#^( *)service: \{namespace: vmgate-system, name: vmgate, path: ([^,]*), port: 443\}#\1url: https://127.0.0.1:$https_port\2#" \
   manifests/webhooks/vmgate-webhooks.yaml >"$work/webhooks.yaml"
 check "the webhook configurations apply without a caBundle" kubectl apply -f "$work/webhooks.yaml"
+# A fifth webhook that names the Service (as in a cluster): its endpoints are found through the
+# Service's port and the EndpointSlices' matching named port. Its one endpoint is not ready (no
+# pod runs here), so it is left out of the probe; its rule matches nothing the test sends.
+cat >"$work/service.yaml" <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: vmgate, namespace: vmgate-system}
+spec:
+  ports: [{name: https, port: 443, targetPort: 8443}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: vmgate-1, namespace: vmgate-system, labels: {kubernetes.io/service-name: vmgate}}
+addressType: IPv4
+ports: [{name: https, port: 8443}]
+endpoints: [{addresses: [10.0.0.99], conditions: {ready: false}}]
+EOF
+kubectl apply -f "$work/service.yaml" >/dev/null
+kubectl patch validatingwebhookconfiguration vmgate --type json -p '[{"op": "add", "path": "/webhooks/-", "value":
+  {"name": "service.vmgate.kubevirt.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+   "failurePolicy": "Ignore", "clientConfig": {"service": {"namespace": "vmgate-system", "name": "vmgate", "path": "/x"}},
+   "rules": [{"operations": ["CREATE"], "apiGroups": ["kubevirt.io"], "apiVersions": ["v1"],
+              "resources": ["virtualmachineinstancemigrations"]}]}}]' >/dev/null
 check "... and carry none" test -z "$(kubectl get mutatingwebhookconfiguration,validatingwebhookconfiguration vmgate \
   -o jsonpath='{.items[*].webhooks[*].clientConfig.caBundle}')"
 
@@ -78,7 +101,7 @@ bundles_match_secret() {
 import json, sys
 items = json.load(sys.stdin)["items"]
 bundles = [w["clientConfig"].get("caBundle", "") for i in items for w in i["webhooks"]]
-sys.exit(0 if len(bundles) == 4 and all(b == sys.argv[1] for b in bundles) else 1)' "$bundle"
+sys.exit(0 if len(bundles) == 5 and all(b == sys.argv[1] for b in bundles) else 1)' "$bundle"
 }
 cas_in_bundle() { secret_key ca-bundle.crt | grep -c 'BEGIN CERTIFICATE'; }
 
@@ -257,6 +280,8 @@ renew_seconds=$(python3 -c "import time; print(round(time.time() - $renew_starte
 check "the bundle is exactly the new CA" test "$(secret_key ca-bundle.crt)" = "$new_ca"
 check "the served certificate is no longer the old one" \
   test "$(openssl x509 -in "$work/served.pem" -noout -fingerprint -sha256)" != "$old_leaf_fp"
+check "the probe found the Service's EndpointSlice (its one endpoint not ready: left out)" \
+  grep -q '"services":"vmgate-system/vmgate:443: 0 ready"' "$work/sidecar.log"
 check "the log tells the steps (started, published, switched, dropped)" bash -c \
   "cat '$work/certs-renew.log' '$work/sidecar.log' | grep -q '\"msg\":\"rotation started\"' &&
    cat '$work/certs-renew.log' '$work/sidecar.log' | grep -q '\"msg\":\"serving pair switched\"' &&
@@ -363,6 +388,8 @@ kubectl apply -f "$work/clusterrbac.yaml" >/dev/null
 # RBAC changes reach the authorizer's cache within a moment.
 check "the contract's RBAC is enough for a forced renewal (--once, exit 0)" \
   wait_until 10 "$vmgate" certs "${sa_args[@]}" --force-renew --write-dir "$tls" 2>"$work/rbac-full.log"
+check "... including the probe's Service get and EndpointSlice list" \
+  grep -q '"services":"vmgate-system/vmgate:443: 0 ready"' "$work/rbac-full.log"
 
 # ---------------------------------------------------------------- SIGTERM
 stop_started=$(date +%s%N)

@@ -314,6 +314,7 @@ class Reconciler {
       targets.push_back(std::move(target));
     };
     std::vector<std::string> services_done;
+    std::vector<std::string> services;  // for the log: "ns/name:port: N ready"
     for (const WebhookConfiguration& configuration : configurations) {
       for (const Webhook& webhook : configuration.webhooks) {
         if (!webhook.url.empty()) {
@@ -340,6 +341,7 @@ class Reconciler {
           results.push_back(ProbeResult{"service " + id, false, endpoints.error().message});
           continue;
         }
+        services.push_back(id + ": " + std::to_string(endpoints->size()) + " ready");
         const std::string server_name = webhook.service_name + "." + webhook.service_namespace + ".svc";
         for (const std::string& endpoint : *endpoints) {
           const std::size_t colon = endpoint.rfind(':');
@@ -352,9 +354,12 @@ class Reconciler {
         }
       }
     }
+    std::vector<std::string> endpoints;
     for (const ProbeTarget& target : targets) {
+      endpoints.push_back(target.endpoint);
       results.push_back(probe_endpoint(target, ca, probe_timeout));
     }
+    log_("info", "probing endpoints", {{"endpoints", joined(endpoints, ",")}, {"services", joined(services, ",")}});
     return results;
   }
 

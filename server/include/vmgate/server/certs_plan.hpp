@@ -142,9 +142,9 @@ struct Step {
   /// patch_webhooks adding a rotation's new CA: the apiserver reads configurations through an
   /// informer, so the executor lets the change propagate before the serving pair switches.
   bool settle = false;
-  std::vector<std::string> outdated;               // patch_webhooks: "mutating/NAME", "validating/NAME"
-  std::string probe_ca;                            // probe: PEM of the one CA to verify against
-  std::int64_t rotation_seconds = -1;              // write_secret ending a rotation: how long it took
+  std::vector<std::string> outdated;   // patch_webhooks: "mutating/NAME", "validating/NAME"
+  std::string probe_ca;                // probe: PEM of the one CA to verify against
+  std::int64_t rotation_seconds = -1;  // write_secret ending a rotation: how long it took
 };
 
 /// The next step. See the header comment for the sequence; in every state the Secret's
