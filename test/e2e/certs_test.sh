@@ -327,6 +327,17 @@ PY
 }
 check "every sample: the served certificate trusted by every caBundle; the Secret switched only after the configurations trusted it" check_samples
 
+# ---------------------------------------------------------------- SIGTERM (before the RBAC runs, which then
+# carry a whole rotation on their own)
+stop_started=$(date +%s%N)
+kill -TERM -- "-$sidecar"
+status=0
+wait "$sidecar" || status=$?
+stop_ms=$((($(date +%s%N) - stop_started) / 1000000))
+check "SIGTERM: the sidecar exits 0 (in ${stop_ms} ms)" test "$status" = 0
+check "... promptly (under 2 s)" test "$stop_ms" -lt 2000
+pids=("${pids[@]/$sidecar/}")
+
 # ---------------------------------------------------------------- RBAC
 user_kubeconfig() { # FILE TOKEN
   cat >"$1" <<EOF
@@ -390,16 +401,6 @@ check "the contract's RBAC is enough for a forced renewal (--once, exit 0)" \
   wait_until 10 "$vmgate" certs "${sa_args[@]}" --force-renew --write-dir "$tls" 2>"$work/rbac-full.log"
 check "... including the probe's Service get and EndpointSlice list" \
   grep -q '"services":"vmgate-system/vmgate:443: 0 ready"' "$work/rbac-full.log"
-
-# ---------------------------------------------------------------- SIGTERM
-stop_started=$(date +%s%N)
-kill -TERM -- "-$sidecar"
-status=0
-wait "$sidecar" || status=$?
-stop_ms=$((($(date +%s%N) - stop_started) / 1000000))
-check "SIGTERM: the sidecar exits 0 (in ${stop_ms} ms)" test "$status" = 0
-check "... promptly (under 2 s)" test "$stop_ms" -lt 2000
-pids=("${pids[@]/$sidecar/}")
 
 echo "certs e2e: $passed passed, $failed failed; $sent VM creations, $failures failed; renewal ${renew_seconds}s; took $((SECONDS - started))s"
 ((failed == 0))
