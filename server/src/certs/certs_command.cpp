@@ -470,10 +470,15 @@ class StopSignal {
     sigemptyset(&set_);
     sigaddset(&set_, SIGTERM);
     sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGUSR2);  // the destructor's wake-up
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
     thread_ = std::thread([this] {
       int signal = 0;
-      sigwait(&set_, &signal);
+      while (sigwait(&set_, &signal) == 0 && signal == SIGUSR2) {
+        if (finished_.load()) {
+          return;
+        }
+      }
       {
         std::lock_guard lock(mutex_);
         stopped_ = true;
@@ -491,7 +496,7 @@ class StopSignal {
     {
       std::lock_guard lock(mutex_);
       if (!stopped_) {
-        pthread_kill(thread_.native_handle(), SIGTERM);  // ends the sigwait
+        pthread_kill(thread_.native_handle(), SIGUSR2);  // ends the sigwait
       }
     }
     thread_.join();

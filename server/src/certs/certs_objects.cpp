@@ -167,7 +167,11 @@ std::string ca_bundle_patch(const WebhookConfiguration& configuration, std::stri
     }
     patch += R"({"op":"test","path":)" + json_string(at + "/name") + R"(,"value":)" +
              json_string(configuration.webhooks[i].name) + "},";
-    patch += R"({"op":"add","path":)" + json_string(at + "/clientConfig/caBundle") + R"(,"value":)" + encoded + "}";
+    patch += R"({"op":"add","path":)";
+    patch += json_string(at + "/clientConfig/caBundle");
+    patch += R"(,"value":)";
+    patch += encoded;
+    patch += "}";
   }
   return patch + "]";
 }

@@ -148,8 +148,10 @@ Result<CertsOptions> parse_certs_options(std::span<const std::string_view> args)
     const std::string text(value);
     auto subdomain = [&](std::string& field) -> Status {
       if (!is_subdomain(text)) {
-        return Error{"--" + name + ": \"" + text +
-                     "\" is not a Kubernetes name (lower-case letters, digits, '-', '.')"};
+        std::string message = "--" + name;
+        message += ": \"" + text;
+        message += "\" is not a Kubernetes name (lower-case letters, digits, '-', '.')";
+        return Error{message};
       }
       field = text;
       return Ok{};

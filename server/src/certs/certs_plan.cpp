@@ -112,7 +112,7 @@ std::vector<Certificate> read_bundle(const std::string& pem, std::string_view wh
 
 // Certificates without repeats, in first-seen order, at most `limit` of them: the required ones
 // (the current and the next CA) always, then the others that expire last.
-std::vector<Certificate> merge(std::vector<const Certificate*> candidates, const std::set<std::string>& required,
+std::vector<Certificate> merge(const std::vector<const Certificate*>& candidates, const std::set<std::string>& required,
                                std::size_t limit) {
   std::vector<const Certificate*> unique;
   std::set<std::string> seen;
@@ -136,6 +136,7 @@ std::vector<Certificate> merge(std::vector<const Certificate*> candidates, const
     unique.erase(victim);
   }
   std::vector<Certificate> result;
+  result.reserve(unique.size());
   for (const Certificate* certificate : unique) {
     result.push_back(copy(*certificate));
   }
@@ -144,6 +145,7 @@ std::vector<Certificate> merge(std::vector<const Certificate*> candidates, const
 
 std::vector<const Certificate*> pointers(const std::vector<Certificate>& certificates) {
   std::vector<const Certificate*> result;
+  result.reserve(certificates.size() + 2);
   for (const Certificate& certificate : certificates) {
     result.push_back(&certificate);
   }

@@ -73,9 +73,9 @@ struct Settings {
   std::string service;
   std::string namespace_name;
   std::string cluster_domain = "cluster.local";
-  std::int64_t ca_duration = 8760 * 3600;    // seconds
-  std::int64_t cert_duration = 2160 * 3600;  // seconds
-  std::int64_t renew_before = 720 * 3600;    // seconds
+  std::int64_t ca_duration = std::int64_t{8760} * 3600;    // seconds
+  std::int64_t cert_duration = std::int64_t{2160} * 3600;  // seconds
+  std::int64_t renew_before = std::int64_t{720} * 3600;    // seconds
   bool force_renew = false;
   std::size_t max_bundle = 5;  // CAs kept in the bundle at most (the current and the next always)
 };
