@@ -1,4 +1,5 @@
 // In-process tests of `vmgate` (vmgate::cli::run with injected streams).
+#include "vmgate/server/certs_options.hpp"
 #include "vmgate/server/cli.hpp"
 #include "vmgate/server/serve_options.hpp"
 
@@ -79,6 +80,20 @@ TEST(Cli, ServeHelp) {
   const Ran ran = vmgate({"help", "serve"});
   EXPECT_EQ(ran.status, 0);
   EXPECT_EQ(ran.out, vmgate::serve::serve_usage());
+}
+
+TEST(Cli, CertsHelpAndBadArguments) {
+  const Ran help = vmgate({"help", "certs"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_EQ(help.out, vmgate::certs::certs_usage());
+  EXPECT_EQ(vmgate({"certs", "--help"}).out, vmgate::certs::certs_usage());
+  const Ran bad = vmgate({"certs", "--namespace", "ns", "--service", "vmgate"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.err, "error: --secret is required\nSee 'vmgate certs --help'.\n");
+  // Without --kubeconfig outside a pod (the tests run with KUBERNETES_SERVICE_HOST empty).
+  const Ran nowhere = vmgate({"certs", "--namespace", "ns", "--service", "vmgate", "--secret", "s", "--once"});
+  EXPECT_EQ(nowhere.status, 2);
+  EXPECT_NE(nowhere.err.find("no --kubeconfig, and not in a pod"), std::string::npos) << nowhere.err;
 }
 
 TEST(Cli, UnknownCommand) {

@@ -241,8 +241,9 @@ struct ApiConnection::Impl {
     return token_from_file;
   }
 
-  http::request<http::empty_body> request(std::string_view target) {
-    http::request<http::empty_body> request{http::verb::get, config.base_path + std::string(target), 11};
+  http::request<http::string_body> request(http::verb method, std::string_view target, std::string_view body = {},
+                                           std::string_view content_type = {}) {
+    http::request<http::string_body> request{method, config.base_path + std::string(target), 11};
     request.set(http::field::host, config.host + ":" + std::to_string(config.port));
     request.set(http::field::user_agent, "vmgate");
     request.set(http::field::accept, "application/json");
@@ -250,10 +251,15 @@ struct ApiConnection::Impl {
     if (const std::string bearer = token(); !bearer.empty()) {
       request.set(http::field::authorization, "Bearer " + bearer);
     }
+    if (!body.empty() || !content_type.empty()) {
+      request.set(http::field::content_type, content_type);
+      request.body() = std::string(body);
+      request.prepare_payload();
+    }
     return request;
   }
 
-  std::optional<TransportError> write(const http::request<http::empty_body>& request,
+  std::optional<TransportError> write(const http::request<http::string_body>& request,
                                       std::chrono::milliseconds deadline) {
     beast::get_lowest_layer(*stream).expires_after(deadline);
     error_code error = net::error::would_block;
@@ -297,9 +303,25 @@ void ApiConnection::cancel() {
 
 Result<HttpResponse, TransportError> ApiConnection::get(std::string_view target, std::chrono::milliseconds deadline,
                                                         std::size_t max_body_bytes) {
+  return request("GET", target, {}, {}, deadline, max_body_bytes);
+}
+
+Result<HttpResponse, TransportError> ApiConnection::request(std::string_view method, std::string_view target,
+                                                            std::string_view body, std::string_view content_type,
+                                                            std::chrono::milliseconds deadline,
+                                                            std::size_t max_body_bytes) {
   Impl& impl = *impl_;
+  const std::string what = std::string(method) + " " + std::string(target);
+  const http::verb verb = http::string_to_verb(method);
+  if (verb != http::verb::get && verb != http::verb::put && verb != http::verb::patch && verb != http::verb::post &&
+      verb != http::verb::delete_) {
+    return TransportError{what + ": not a method of the Kubernetes API (GET, PUT, PATCH, POST, DELETE)", false, false};
+  }
+  // Sent again on a new connection after a kept-alive one turned out closed only when the
+  // server cannot have applied it, or applying it twice is applying it once.
+  const bool idempotent = verb == http::verb::get || verb == http::verb::put || verb == http::verb::delete_;
   if (impl.cancelled.load()) {
-    return TransportError{"GET " + std::string(target) + ": cancelled", false, true};
+    return TransportError{what + ": cancelled", false, true};
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
     const bool reused = impl.stream.has_value();
@@ -309,7 +331,7 @@ Result<HttpResponse, TransportError> ApiConnection::get(std::string_view target,
         return *failed;
       }
     }
-    if (std::optional<TransportError> failed = impl.write(impl.request(target), deadline)) {
+    if (std::optional<TransportError> failed = impl.write(impl.request(verb, target, body, content_type), deadline)) {
       impl.close();
       if (reused && !failed->cancelled && !failed->timed_out) {
         continue;  // the server closed the kept-alive connection: once more on a new one
@@ -326,13 +348,12 @@ Result<HttpResponse, TransportError> ApiConnection::get(std::string_view target,
       const bool closed_before_answer =
           error == http::error::end_of_stream || error == net::error::eof || error == net::error::connection_reset;
       impl.close();
-      if (reused && closed_before_answer && !impl.cancelled.load()) {
+      if (reused && idempotent && closed_before_answer && !impl.cancelled.load()) {
         continue;
       }
       if (error == http::error::body_limit) {
-        return TransportError{
-            "GET " + std::string(target) + ": response larger than " + std::to_string(max_body_bytes) + " bytes", false,
-            false};
+        return TransportError{what + ": response larger than " + std::to_string(max_body_bytes) + " bytes", false,
+                              false};
       }
       return impl.failure("read from", error);
     }
@@ -342,7 +363,7 @@ Result<HttpResponse, TransportError> ApiConnection::get(std::string_view target,
     }
     return response;
   }
-  return TransportError{"GET " + std::string(target) + ": connection closed twice", false, false};
+  return TransportError{what + ": connection closed twice", false, false};
 }
 
 Result<ApiConnection::Streamed, TransportError> ApiConnection::stream(
@@ -359,7 +380,7 @@ Result<ApiConnection::Streamed, TransportError> ApiConnection::stream(
     Impl& impl;
     ~CloseAfter() { impl.close(); }
   } close_after{impl};
-  if (std::optional<TransportError> failed = impl.write(impl.request(target), connect_deadline)) {
+  if (std::optional<TransportError> failed = impl.write(impl.request(http::verb::get, target), connect_deadline)) {
     return *failed;
   }
   http::response_parser<http::buffer_body> parser;

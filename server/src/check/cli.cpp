@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "vmgate/server/certs_command.hpp"
+#include "vmgate/server/certs_options.hpp"
 #include "vmgate/server/check_command.hpp"
 #include "vmgate/server/check_options.hpp"
 #include "vmgate/server/serve_command.hpp"
@@ -95,6 +97,10 @@ int dispatch(std::span<const std::string_view> args, const Console& console) {
       console.out << serve::serve_usage();
       return 0;
     }
+    if (command == "help" && !rest.empty() && rest.front() == "certs") {
+      console.out << certs::certs_usage();
+      return 0;
+    }
     console.out << usage();
     return 0;
   }
@@ -107,6 +113,9 @@ int dispatch(std::span<const std::string_view> args, const Console& console) {
   }
   if (command == "serve") {
     return serve::run_serve(rest, console.out, console.err);
+  }
+  if (command == "certs") {
+    return certs::run_certs(rest, console.out, console.err);
   }
   console.err << "error: unknown command \"" << command << "\"\nSee 'vmgate --help'.\n";
   return exit_usage;
@@ -121,15 +130,17 @@ Usage:
   vmgate serve [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE] [--objects DIR]... [options]
   vmgate check [-f FILE|DIR|-]... [--objects FILE|DIR|-]... [--old FILE|-]
                [--operation CREATE|UPDATE] [--namespace NS] [-o text|json|yaml]
+  vmgate certs --namespace NS --service NAME --secret NAME [--write-dir DIR] [--once] [options]
   vmgate version
   vmgate --help
 
 Commands:
   serve    serve the admission webhooks over HTTPS to kube-apiserver
+  certs    keep a self-managed CA and serving certificate, and the webhooks' CA bundle
   check    run the admission webhooks on manifests, offline, and print the verdicts
   version  print vmgate's version
 
-Run 'vmgate serve --help' or 'vmgate check --help' for their options.
+Run 'vmgate serve --help', 'vmgate check --help' or 'vmgate certs --help' for their options.
 )";
 }
 

@@ -94,8 +94,9 @@ bool set_common_name(X509_NAME& name, std::string_view common_name) {
                                     static_cast<int>(common_name.size()), -1, 0) == 1;
 }
 
-// A new certificate with a random serial, valid from an hour ago (clock skew) for `days`.
-Result<X509Ptr> new_certificate(EVP_PKEY& key, std::string_view common_name, int days) {
+// A new certificate with a random serial, valid from an hour ago (clock skew) until `validity`
+// from now.
+Result<X509Ptr> new_certificate(EVP_PKEY& key, std::string_view common_name, std::chrono::seconds validity) {
   X509Ptr certificate(X509_new());
   if (!certificate || X509_set_version(certificate.get(), 2) != 1) {
     return failure("cannot create a certificate");
@@ -109,7 +110,7 @@ Result<X509Ptr> new_certificate(EVP_PKEY& key, std::string_view common_name, int
   const bool serial_set = number != nullptr && BN_to_ASN1_INTEGER(number, X509_get_serialNumber(certificate.get()));
   BN_free(number);
   if (!serial_set || X509_gmtime_adj(X509_getm_notBefore(certificate.get()), -3600) == nullptr ||
-      X509_gmtime_adj(X509_getm_notAfter(certificate.get()), static_cast<long>(days) * 24 * 3600) == nullptr ||
+      X509_gmtime_adj(X509_getm_notAfter(certificate.get()), static_cast<long>(validity.count())) == nullptr ||
       !set_common_name(*X509_get_subject_name(certificate.get()), common_name) ||
       X509_set_pubkey(certificate.get(), &key) != 1) {
     return failure("cannot fill in a certificate");
@@ -118,20 +119,23 @@ Result<X509Ptr> new_certificate(EVP_PKEY& key, std::string_view common_name, int
 }
 
 // A fresh key and an unsigned certificate for it (the caller sets issuer, extensions, signs).
-Result<Authority> new_key_and_certificate(std::string_view common_name, int days) {
+Result<Authority> new_key_and_certificate(std::string_view common_name, std::chrono::seconds validity) {
   ERR_clear_error();
+  if (validity.count() <= 0) {
+    return Error{"a certificate's validity must be longer than 0"};
+  }
   EvpPkeyPtr key = make_key();
   if (!key) {
     return failure("cannot generate a key");
   }
-  Result<X509Ptr> certificate = new_certificate(*key, common_name, days);
+  Result<X509Ptr> certificate = new_certificate(*key, common_name, validity);
   if (!certificate) {
     return certificate.error();
   }
   return Authority{std::move(certificate.value()), std::move(key)};
 }
 
-Result<std::string> pem_of_key(EVP_PKEY& key) {
+Result<std::string> write_key_pem(EVP_PKEY& key) {
   BioPtr bio(BIO_new(BIO_s_mem()));
   if (!bio || PEM_write_bio_PrivateKey(bio.get(), &key, nullptr, nullptr, 0, nullptr, nullptr) != 1) {
     return failure("cannot write a private key");
@@ -139,6 +143,10 @@ Result<std::string> pem_of_key(EVP_PKEY& key) {
   char* data = nullptr;
   const long length = BIO_get_mem_data(bio.get(), &data);
   return std::string(data, static_cast<std::size_t>(length));
+}
+
+std::chrono::seconds days_of(int days) {
+  return std::chrono::seconds(static_cast<std::int64_t>(days) * 24 * 3600);
 }
 
 }  // namespace
@@ -201,7 +209,17 @@ Result<ServerContext> load_server_context(const ServerFiles& files, TlsProfile p
 }
 
 Result<Authority> make_authority(std::string_view common_name, int days) {
-  Result<Authority> fresh = new_key_and_certificate(common_name, days);
+  return make_authority(common_name, days_of(days));
+}
+
+Result<IssuedCertificate> issue_certificate(const Authority& authority, std::string_view common_name,
+                                            const std::vector<std::string>& dns_names,
+                                            const std::vector<std::string>& ip_addresses, int days) {
+  return issue_certificate(authority, common_name, dns_names, ip_addresses, days_of(days), KeyUsage::server_and_client);
+}
+
+Result<Authority> make_authority(std::string_view common_name, std::chrono::seconds validity) {
+  Result<Authority> fresh = new_key_and_certificate(common_name, validity);
   if (!fresh) {
     return fresh;
   }
@@ -219,8 +237,12 @@ Result<Authority> make_authority(std::string_view common_name, int days) {
 
 Result<IssuedCertificate> issue_certificate(const Authority& authority, std::string_view common_name,
                                             const std::vector<std::string>& dns_names,
-                                            const std::vector<std::string>& ip_addresses, int days) {
-  Result<Authority> fresh = new_key_and_certificate(common_name, days);
+                                            const std::vector<std::string>& ip_addresses, std::chrono::seconds validity,
+                                            KeyUsage usage) {
+  if (dns_names.empty() && ip_addresses.empty()) {
+    return Error{"a server certificate needs at least one subjectAltName (clients check SANs, never the CN)"};
+  }
+  Result<Authority> fresh = new_key_and_certificate(common_name, validity);
   if (!fresh) {
     return fresh.error();
   }
@@ -237,17 +259,18 @@ Result<IssuedCertificate> issue_certificate(const Authority& authority, std::str
   if (X509_set_issuer_name(&cert, X509_get_subject_name(&issuer)) != 1 ||
       !add_extension(cert, issuer, NID_basic_constraints, "critical,CA:FALSE") ||
       !add_extension(cert, issuer, NID_key_usage, "critical,digitalSignature,keyEncipherment") ||
-      !add_extension(cert, issuer, NID_ext_key_usage, "serverAuth,clientAuth") ||
+      !add_extension(cert, issuer, NID_ext_key_usage,
+                     usage == KeyUsage::server ? "serverAuth" : "serverAuth,clientAuth") ||
       !add_extension(cert, issuer, NID_authority_key_identifier, "keyid:always")) {
     return failure("cannot fill in the certificate");
   }
-  if (!alt_names.empty() && !add_extension(cert, issuer, NID_subject_alt_name, alt_names)) {
+  if (!add_extension(cert, issuer, NID_subject_alt_name, alt_names)) {
     return failure("invalid subjectAltName \"" + alt_names + "\"");
   }
   if (X509_sign(&cert, authority.key.get(), EVP_sha256()) == 0) {
     return failure("cannot sign the certificate");
   }
-  Result<std::string> key_pem = pem_of_key(*key);
+  Result<std::string> key_pem = write_key_pem(*key);
   if (!key_pem) {
     return key_pem.error();
   }
@@ -262,6 +285,11 @@ std::string certificate_pem(const X509& certificate) {
   char* data = nullptr;
   const long length = BIO_get_mem_data(bio.get(), &data);
   return std::string(data, static_cast<std::size_t>(length));
+}
+
+Result<std::string> private_key_pem(EVP_PKEY& key) {
+  ERR_clear_error();
+  return write_key_pem(key);
 }
 
 }  // namespace vmgate::serve::tls

@@ -1,6 +1,7 @@
 #pragma once
 // One keep-alive HTTPS connection to the Kubernetes API (Boost.Beast/Asio over OpenSSL, the
-// server's stack): GET with a deadline, and a streamed GET for watches that hands over the body
+// server's stack): a request of any method with a body and a deadline (GET, PUT, PATCH, POST,
+// DELETE), and a streamed GET for watches that hands over the body
 // line by line and gives up when no byte arrives for an idle timeout (a silent watch). TLS 1.2+,
 // the server verified against the configured CA (or the system store) and its name or IP
 // address, the client certificate or bearer token of the configuration; a token file is re-read
@@ -52,6 +53,16 @@ class ApiConnection {
   /// `max_body_bytes` are an error. Any HTTP status is a response.
   Result<HttpResponse, TransportError> get(std::string_view target, std::chrono::milliseconds deadline,
                                            std::size_t max_body_bytes = std::size_t{64} << 20U);
+
+  /// `method` (GET, PUT, PATCH, POST, DELETE) on `target` with `body` sent as `content_type`
+  /// (nothing sent when both are empty), within `deadline`, on the kept-alive connection. A
+  /// kept-alive connection found closed is reopened and the request sent once more when it
+  /// cannot have been applied (the write failed) or the method is idempotent (GET, PUT,
+  /// DELETE): a PATCH or POST the server may have read is not repeated. Bodies above `max_body_bytes` are an error. Any
+  /// HTTP status is a response. An unknown method is a TransportError naming it.
+  Result<HttpResponse, TransportError> request(std::string_view method, std::string_view target, std::string_view body,
+                                               std::string_view content_type, std::chrono::milliseconds deadline,
+                                               std::size_t max_body_bytes = std::size_t{64} << 20U);
 
   /// Streams the body of GET `target`, calling `on_line` for each newline-terminated line
   /// (without the newline), and `after_lines` (if set) once the lines of each read are handled

@@ -7,6 +7,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -61,6 +62,14 @@ struct IssuedCertificate {
 /// A self-signed CA (EC P-256, SHA-256) valid from an hour ago for `days`.
 Result<Authority> make_authority(std::string_view common_name, int days = 365);
 
+/// The same with the validity in seconds from now (notBefore still an hour back, for clocks
+/// that lag): `vmgate certs` takes Go durations, and its tests use minutes.
+/// Errors: a validity that is not positive, OpenSSL failures.
+Result<Authority> make_authority(std::string_view common_name, std::chrono::seconds validity);
+
+/// What an issued certificate may be used for (its extendedKeyUsage).
+enum class KeyUsage { server, server_and_client };
+
 /// A server certificate signed by `authority` (EC P-256, SHA-256, serverAuth+clientAuth), with
 /// the subjectAltNames `dns_names` and `ip_addresses` (the apiserver checks SANs, never the CN),
 /// valid from an hour ago for `days`. Errors: an invalid IP address, OpenSSL failures.
@@ -68,7 +77,18 @@ Result<IssuedCertificate> issue_certificate(const Authority& authority, std::str
                                             const std::vector<std::string>& dns_names,
                                             const std::vector<std::string>& ip_addresses, int days = 365);
 
+/// The same with the validity in seconds from now and the key usage chosen: `vmgate certs`
+/// issues serverAuth only. Errors: a validity that is not positive, no subjectAltName at all,
+/// an invalid IP address, OpenSSL failures.
+Result<IssuedCertificate> issue_certificate(const Authority& authority, std::string_view common_name,
+                                            const std::vector<std::string>& dns_names,
+                                            const std::vector<std::string>& ip_addresses, std::chrono::seconds validity,
+                                            KeyUsage usage);
+
 /// The PEM text of a certificate.
 std::string certificate_pem(const X509& certificate);
+
+/// The PEM text (PKCS #8, unencrypted) of a private key; errors are OpenSSL's.
+Result<std::string> private_key_pem(EVP_PKEY& key);
 
 }  // namespace vmgate::serve::tls

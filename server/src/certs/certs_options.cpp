@@ -1,0 +1,276 @@
+#include "vmgate/server/certs_options.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "vmgate/common/options.hpp"
+#include "vmgate/server/go_duration.hpp"
+
+namespace vmgate::certs {
+
+namespace {
+
+// In the order of the help.
+enum class Option : std::size_t {
+  namespace_name,
+  service,
+  secret,
+  mutating,
+  validating,
+  cluster_domain,
+  ca_duration,
+  cert_duration,
+  renew_before,
+  write_dir,
+  once,
+  check_interval,
+  force_renew,
+  kubeconfig,
+  context,
+  help,
+};
+
+constexpr std::size_t option_count = common::option_index(Option::help) + 1;
+
+constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
+  set(Option::namespace_name,
+      {.name = "namespace", .value_name = "NS", .help = "the namespace of the Service and the Secret (required)."});
+  set(Option::service, {.name = "service",
+                        .value_name = "NAME",
+                        .help = "the webhook's Service: the certificate is for NAME, NAME.NS, NAME.NS.svc\n"
+                                "and NAME.NS.svc.DOMAIN (required)."});
+  set(Option::secret, {.name = "secret",
+                       .value_name = "NAME",
+                       .help = "the Secret holding the CA, the serving pair and the CA bundle\n"
+                               "(required; created when missing and RBAC allows)."});
+  set(Option::mutating, {.name = "mutating-webhook-configuration",
+                         .repeatable = true,
+                         .value_name = "NAME",
+                         .help = "a MutatingWebhookConfiguration whose caBundles are kept (repeatable)."});
+  set(Option::validating, {.name = "validating-webhook-configuration",
+                           .repeatable = true,
+                           .value_name = "NAME",
+                           .help = "a ValidatingWebhookConfiguration whose caBundles are kept (repeatable)."});
+  set(Option::cluster_domain,
+      {.name = "cluster-domain", .value_name = "DOMAIN", .help = "the cluster's DNS domain (default cluster.local)."});
+  set(Option::ca_duration, {.name = "ca-duration", .value_name = "D", .help = "the CA's validity (default 8760h)."});
+  set(Option::cert_duration, {.name = "cert-duration",
+                              .value_name = "D",
+                              .help = "the serving certificate's validity (default 2160h; at most --ca-duration)."});
+  set(Option::renew_before, {.name = "renew-before",
+                             .value_name = "D",
+                             .help = "renew when the certificate or the CA expires within D (default 720h;\n"
+                                     "shorter than both durations)."});
+  set(Option::write_dir, {.name = "write-dir",
+                          .value_name = "DIR",
+                          .help = "keep DIR/tls.crt, DIR/tls.key and DIR/ca.crt equal to the Secret's\n"
+                                  "serving pair, swapped at once through a ..data symlink as the kubelet\n"
+                                  "swaps a mounted Secret."});
+  set(Option::once, {.name = "once",
+                     .flag = true,
+                     .help = "reconcile until the serving pair is valid and written, then exit (0 done,\n"
+                             "1 failed, with the reason); an init container."});
+  set(Option::check_interval, {.name = "check-interval",
+                               .value_name = "D",
+                               .help = "without --once, reconcile this often (default 1m); SIGTERM exits 0."});
+  set(Option::force_renew, {.name = "force-renew", .flag = true, .help = "start a renewal now although none is due."});
+  set(Option::kubeconfig, {.name = "kubeconfig",
+                           .value_name = "FILE",
+                           .help = "the Kubernetes API of this kubeconfig (default: the pod's service\n"
+                                   "account)."});
+  set(Option::context,
+      {.name = "context", .value_name = "NAME", .help = "the kubeconfig context (default: its current-context)."});
+  set(Option::help, {.name = "help", .flag = true, .help = "print this help."});
+});
+static_assert(common::every_option_declared(specs), "every Option is declared");
+
+// RFC 1123: what Kubernetes accepts as a Service name (label) or a Secret / configuration name
+// (subdomain).
+bool is_label(std::string_view text) {
+  if (text.empty() || text.size() > 63 || text.front() == '-' || text.back() == '-') {
+    return false;
+  }
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return (std::islower(static_cast<unsigned char>(c)) != 0) || (std::isdigit(static_cast<unsigned char>(c)) != 0) ||
+           c == '-';
+  });
+}
+
+bool is_subdomain(std::string_view text) {
+  if (text.empty() || text.size() > 253) {
+    return false;
+  }
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = text.find('.', start);
+    if (!is_label(text.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start))) {
+      return false;
+    }
+    if (dot == std::string_view::npos) {
+      return true;
+    }
+    start = dot + 1;
+  }
+}
+
+Result<std::chrono::nanoseconds> positive_duration(std::string_view name, std::string_view text) {
+  Result<std::chrono::nanoseconds> parsed = serve::parse_go_duration(text);
+  if (!parsed) {
+    return Error{"--" + std::string(name) + ": " + parsed.error().message + " (e.g. 10s, 5m, 720h)"};
+  }
+  if (parsed->count() == 0) {
+    return Error{"--" + std::string(name) + " must be longer than 0"};
+  }
+  return *parsed;
+}
+
+}  // namespace
+
+Result<CertsOptions> parse_certs_options(std::span<const std::string_view> args) {
+  Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
+  if (!parsed) {
+    const common::OptionError& error = parsed.error();
+    if (error.kind == common::OptionErrorKind::unknown_option && !error.option.starts_with("--")) {
+      return Error{"unexpected argument \"" + error.argument + "\" (certs takes only options)"};
+    }
+    if (error.kind == common::OptionErrorKind::unknown_option) {
+      return Error{error.message()};
+    }
+    return Error{error.option + " " + std::string(error.problem())};
+  }
+  if (!parsed->operands.empty()) {
+    return Error{"unexpected argument \"" + std::string(parsed->operands.front()) + "\" (certs takes only options)"};
+  }
+  CertsOptions options;
+  for (const auto& [spec_index, value] : parsed->options) {
+    const auto option = static_cast<Option>(spec_index);
+    const std::string name(specs[spec_index].name);
+    const std::string text(value);
+    auto subdomain = [&](std::string& field) -> Status {
+      if (!is_subdomain(text)) {
+        std::string message = "--" + name;
+        message += ": \"" + text;
+        message += "\" is not a Kubernetes name (lower-case letters, digits, '-', '.')";
+        return Error{message};
+      }
+      field = text;
+      return Ok{};
+    };
+    Status status = Ok{};
+    switch (option) {
+      case Option::namespace_name:
+        if (!is_label(text)) {
+          return Error{"--namespace: \"" + text + "\" is not a namespace name (lower-case letters, digits, '-')"};
+        }
+        options.namespace_name = text;
+        break;
+      case Option::service:
+        if (!is_label(text)) {
+          return Error{"--service: \"" + text + "\" is not a Service name (lower-case letters, digits, '-')"};
+        }
+        options.service = text;
+        break;
+      case Option::secret:
+        status = subdomain(options.secret);
+        break;
+      case Option::mutating:
+        status = subdomain(options.mutating.emplace_back());
+        break;
+      case Option::validating:
+        status = subdomain(options.validating.emplace_back());
+        break;
+      case Option::cluster_domain:
+        status = subdomain(options.cluster_domain);
+        break;
+      case Option::write_dir:
+        if (text.empty()) {
+          return Error{"--write-dir must not be empty"};
+        }
+        options.write_dir = text;
+        break;
+      case Option::kubeconfig:
+        if (text.empty()) {
+          return Error{"--kubeconfig must not be empty"};
+        }
+        options.kubeconfig = text;
+        break;
+      case Option::context:
+        if (text.empty()) {
+          return Error{"--context must not be empty"};
+        }
+        options.context = text;
+        break;
+      case Option::once:
+        options.once = true;
+        break;
+      case Option::force_renew:
+        options.force_renew = true;
+        break;
+      case Option::help:
+        options.help = true;
+        break;
+      case Option::ca_duration:
+      case Option::cert_duration:
+      case Option::renew_before:
+      case Option::check_interval: {
+        Result<std::chrono::nanoseconds> duration = positive_duration(name, text);
+        if (!duration) {
+          return duration.error();
+        }
+        if (option == Option::check_interval) {
+          options.check_interval = std::chrono::ceil<std::chrono::milliseconds>(*duration);
+        } else {
+          const auto seconds = std::chrono::ceil<std::chrono::seconds>(*duration);
+          (option == Option::ca_duration     ? options.ca_duration
+           : option == Option::cert_duration ? options.cert_duration
+                                             : options.renew_before) = seconds;
+        }
+        break;
+      }
+    }
+    if (!status) {
+      return status.error();
+    }
+  }
+  if (options.help) {
+    return options;
+  }
+  for (const auto& [field, option] :
+       {std::pair{&options.namespace_name, "--namespace"}, std::pair{&options.service, "--service"},
+        std::pair{&options.secret, "--secret"}}) {
+    if (field->empty()) {
+      return Error{std::string(option) + " is required"};
+    }
+  }
+  if (options.cert_duration > options.ca_duration) {
+    return Error{"--cert-duration must not be longer than --ca-duration (a certificate cannot outlive its CA)"};
+  }
+  if (options.renew_before >= options.cert_duration) {
+    return Error{"--renew-before must be shorter than --cert-duration (else every check renews)"};
+  }
+  if (options.renew_before >= options.ca_duration) {
+    return Error{"--renew-before must be shorter than --ca-duration (else every check renews)"};
+  }
+  if (!options.context.empty() && options.kubeconfig.empty()) {
+    return Error{"--context needs --kubeconfig"};
+  }
+  return options;
+}
+
+std::string certs_usage() {
+  return "vmgate certs: keep a self-managed CA and serving certificate for vmgate's webhooks in a Secret,\n"
+         "the CA bundle in the webhook configurations, and (with --write-dir) the serving pair on disk.\n"
+         "A renewal publishes the new CA beside the old one, switches the serving pair only once every\n"
+         "configuration trusts both, and drops the old CA only once every endpoint serves the new\n"
+         "certificate: no request fails (docs/certificates.md).\n"
+         "\n"
+         "Usage:\n"
+         "  vmgate certs --namespace NS --service NAME --secret NAME [options]\n"
+         "\n"
+         "Options:\n" +
+         common::format_options(specs) +
+         "\n"
+         "Durations are Go durations: 10s, 5m, 720h. Logs are JSON lines on stderr.\n";
+}
+
+}  // namespace vmgate::certs
