@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vmgate's image without an image builder (none runs on the development machines): the root file
+# vmgate's image without a registry (none is reachable from the development machines): the root file
 # system the Containerfile copies into its `FROM scratch` stage is assembled by the SAME command
 # (the Containerfile's "RUN tools/image/assemble-rootfs ..." line, read from it) into a temporary
 # directory, and vmgate runs inside it as the image runs it: uid/gid 65532, the root read-only,
@@ -8,7 +8,10 @@
 # Checked: `vmgate version`, the kubectl-vmgate name, `vmgate check` on the example manifests
 # (the same verdicts as on the host), `vmgate serve` answering /readyz and an AdmissionReview over
 # HTTPS on 127.0.0.1 and exiting 0 on SIGTERM; a write to the root refused (the sandbox is real);
-# the root unchanged afterwards. Needs root for the namespaces (sudo otherwise).
+# the root unchanged afterwards. Then podman (no registry needed: FROM scratch) builds the
+# Containerfile's runtime stage from that root and runs it read-only, without capabilities or new
+# privileges: version, check, the refused write, serve over HTTPS, uid 65532, exit 0 on stop.
+# Needs root for the namespaces and podman (sudo otherwise).
 # Usage: test/e2e/image_test.sh   (after the build of vmgate; VMGATE_BUILD_DIR defaults to build)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,7 +32,14 @@ fi
 
 dir="$(mktemp -d)"
 serve_pid=""
+podman_container=""
 cleanup() {
+  if [[ -n $podman_container ]]; then
+    "${podman_[@]}" rm -f "$podman_container" >/dev/null 2>&1 || true
+  fi
+  if [[ -n ${podman_[*]:-} && -d $dir/podman ]]; then
+    "${podman_[@]}" rmi -af >/dev/null 2>&1 || true
+  fi
   if [[ -n $serve_pid ]]; then
     "${as_root[@]}" kill -KILL "$serve_pid" 2>/dev/null || true
     wait "$serve_pid" 2>/dev/null || true
@@ -57,7 +67,9 @@ local_binaries=()
 for binary in "${binaries[@]}"; do
   local_binaries+=("$build/${binary#build/}")
 done
-rootfs=$dir/rootfs
+# The build context of the runtime stage: the assembled root only.
+mkdir -p "$dir/context"
+rootfs=$dir/context/rootfs
 "${as_root[@]}" tools/image/assemble-rootfs "${local_binaries[@]}" "$rootfs" >"$dir/assembled.txt"
 echo "assembled $(wc -l <"$dir/assembled.txt") files and links into $rootfs"
 
@@ -74,6 +86,26 @@ check "assemble-rootfs refuses a non-empty OUTDIR" \
   bash -c '! tools/image/assemble-rootfs "$1" "$2" 2>/dev/null' _ "$build/vmgate" "$rootfs"
 check "assemble-rootfs refuses a file that is not an executable" \
   bash -c '! tools/image/assemble-rootfs README.md "$1" 2>/dev/null' _ "$dir/refused"
+
+# --- The runtime stage built by podman from that root -------------------------------------------
+# The Containerfile's own runtime stage, its COPY --from=build taken from the build context
+# instead: what `podman build -f Containerfile .` makes of it after the build stage. Its storage
+# lives in the temporary directory (vfs: no overlay mounts left behind). runc with cgroupfs and
+# explicit ulimits: on hosts with hybrid cgroups crun refuses to start, and podman's default
+# RLIMIT_NOFILE can exceed the host's hard limit (docs/image.md).
+podman_=("${as_root[@]}" podman --root "$dir/podman/storage" --runroot "$dir/podman/run" --storage-driver vfs
+  --runtime runc --cgroup-manager cgroupfs --events-backend file --tmpdir "$dir/podman/tmp")
+image=localhost/vmgate:image-test
+sed -n '/^FROM scratch/,$p' Containerfile | sed "s#^COPY --from=build $outdir/ /\$#COPY rootfs/ /#" >"$dir/Containerfile.runtime"
+check "podman builds the runtime stage" bash -c '"${@:3}" build -q -t "$1" -f "$2" "$(dirname "$2")/context" >/dev/null' \
+  _ "$image" "$dir/Containerfile.runtime" "${podman_[@]}"
+check "the image runs as 65532:65532, ENTRYPOINT vmgate" \
+  test "$("${podman_[@]}" image inspect --format '{{.Config.User}} {{.Config.Entrypoint}}' "$image" 2>&1)" = \
+  "65532:65532 [/usr/local/bin/vmgate]"
+# As the chart's securityContext runs it: read-only root without podman's tmpfs on /tmp and /run,
+# no capability, no privilege escalation.
+podman_run=("${podman_[@]}" run --network host --read-only --read-only-tmpfs=false --cap-drop ALL
+  --security-opt no-new-privileges --ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit nproc=4096:4096)
 
 # What the runs need, added as a pod's volumes would bring them: the example cluster objects and
 # manifests, and the mount point of the TLS volume.
@@ -211,6 +243,61 @@ check "vmgate serve exits 0 on SIGTERM (exit $serve_status)" test "$serve_status
 check "nothing in its log about the file system" bash -c '! grep -Eqi "read-only|permission denied|no such file" "$1"' _ "$dir/serve.log"
 
 check "the root is unchanged by the runs" test "$(snapshot)" = "$before"
+
+# --- The same under podman: a real OCI runtime ---------------------------------------------------
+check "podman: vmgate version" test "$("${podman_run[@]}" --rm "$image" version 2>&1)" = "$version"
+set +e
+"${podman_run[@]}" --rm -v "$root/manifests/examples:/m:ro" -w /m "$image" check -f vms/ --objects cluster/ \
+  >"$dir/podman-check.txt" 2>&1
+podman_check_status=$?
+(cd manifests/examples && "$build/vmgate" check -f vms/ --objects cluster/ >"$dir/host-check-m.txt" 2>&1)
+set -e
+check "podman: vmgate check gives the host's verdicts (exit $podman_check_status)" \
+  test "$podman_check_status" = 1 -a "$(cat "$dir/podman-check.txt")" = "$(cat "$dir/host-check-m.txt")"
+set +e
+"${podman_run[@]}" --rm -v "$root/manifests/examples/cluster:/etc/vmgate/cluster:ro" "$image" serve \
+  --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --objects /etc/vmgate/cluster --dev-cert-dir /var/dev-cert \
+  >"$dir/podman-readonly.log" 2>&1
+podman_readonly_status=$?
+set -e
+check "podman: a write to the root is refused (exit $podman_readonly_status)" \
+  bash -c '[[ $1 == 2 ]] && grep -qi "read-only file system" "$2"' _ "$podman_readonly_status" "$dir/podman-readonly.log"
+
+https_port=$(free_port)
+metrics_port=$(free_port)
+container=vmgate-image-test-$$
+"${podman_run[@]}" -d --name "$container" -v "$tls:/run/vmgate/tls:ro" \
+  -v "$root/manifests/examples/cluster:/etc/vmgate/cluster:ro" "$image" serve \
+  --listen "127.0.0.1:$https_port" --metrics-listen "127.0.0.1:$metrics_port" \
+  --tls-cert /run/vmgate/tls/tls.crt --tls-key /run/vmgate/tls/tls.key --objects /etc/vmgate/cluster \
+  --shutdown-delay 0s >/dev/null
+podman_container=$container
+ready=false
+for ((i = 0; i < 100; i++)); do
+  if curl -sf "http://127.0.0.1:$metrics_port/readyz" >/dev/null 2>&1; then
+    ready=true
+    break
+  fi
+  sleep 0.1
+done
+check "podman: vmgate serve is ready" $ready
+response=$(curl -s --cacert "$tls/ca.crt" -H 'Content-Type: application/json' \
+  --data-binary @manifests/examples/reviews/vm-create.json \
+  "https://127.0.0.1:$https_port/virtualmachines-mutate?timeout=10s" || true)
+check "podman: an AdmissionReview answered over HTTPS" python3 -c '
+import json, sys
+response = json.loads(sys.argv[1])["response"]
+assert response["uid"] == "2b7d0c5e-8f1a-4c3b-9e6d-0a1b2c3d4e5f" and response["allowed"] is True, response
+' "$response"
+container_pid=$("${podman_[@]}" inspect --format '{{.State.Pid}}' "$container")
+check "podman: uid 65532, no capability, no new privileges" bash -c '
+  grep -Eq "^Uid:\s+65532\s+65532\s+65532\s+65532$" "/proc/$1/status" &&
+  grep -Eq "^CapEff:\s+0+$" "/proc/$1/status" && grep -Eq "^NoNewPrivs:\s+1$" "/proc/$1/status"' _ "$container_pid"
+"${podman_[@]}" stop -t 30 "$container" >/dev/null
+check "podman: exit 0 on SIGTERM (podman stop)" \
+  test "$("${podman_[@]}" inspect --format '{{.State.ExitCode}}' "$container")" = 0
+"${podman_[@]}" rm "$container" >/dev/null
+podman_container=""
 
 echo "image_test: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
