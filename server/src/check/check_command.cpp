@@ -113,15 +113,19 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-// --objects files, or the objects of the cluster --kubeconfig names, listed once.
+// --objects files, or the objects of the cluster --kubeconfig names, listed once. With
+// options.namespace_from_context, `default_namespace` becomes the context's namespace if it names one.
 Result<kube::LoadedCluster> load_check_cluster(const CheckOptions& options, const admission::Pipeline& pipeline,
-                                               std::istream& standard_input) {
+                                               std::istream& standard_input, std::string& default_namespace) {
   if (options.kubeconfig.empty()) {
     return kube::load_cluster(options.objects, options.namespace_name, pipeline, standard_input);
   }
   Result<kube::ClientConfig> config = kube::load_kubeconfig(options.kubeconfig, options.context);
   if (!config) {
     return config.error();
+  }
+  if (options.namespace_from_context && !config->default_namespace.empty()) {
+    default_namespace = config->default_namespace;
   }
   kube::LoadedCluster cluster;
   cluster.notes = config->warnings;
@@ -140,7 +144,8 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
   CheckRun run;
 
   const admission::Pipeline pipeline;
-  Result<kube::LoadedCluster> cluster = load_check_cluster(options, pipeline, standard_input);
+  std::string default_namespace = options.namespace_name;
+  Result<kube::LoadedCluster> cluster = load_check_cluster(options, pipeline, standard_input, default_namespace);
   if (!cluster) {
     return cluster.error();
   }
@@ -157,7 +162,7 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
   std::vector<Target> targets;
   for (const kube::ManifestObject& object : inputs->objects) {
     if (std::optional<Resource> resource = checked_resource(object.object())) {
-      targets.push_back(make_target(object, *resource, options.namespace_name));
+      targets.push_back(make_target(object, *resource, default_namespace));
     } else {
       run.notes.push_back(kube::skip_note(object));
     }
@@ -190,7 +195,7 @@ Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_i
       return Error{"--old " + options.old_file + ": " + old_objects.front().source + ": " +
                    not_served(old_objects.front().object()).verdict.message};
     }
-    old = make_target(old_objects.front(), *resource, options.namespace_name);
+    old = make_target(old_objects.front(), *resource, default_namespace);
     std::vector<std::string> unmatched;
     for (const Target& target : targets) {
       if (!target.same_object(*old)) {

@@ -111,16 +111,30 @@ std::string upper(std::string_view text) {
   return out;
 }
 
+// Where `kubectl vmgate check` takes the cluster from when no source is given.
+constexpr std::string_view plugin_cluster_note = R"(
+As a kubectl plugin, without --objects or --kubeconfig the cluster objects come from the
+cluster kubectl uses: the kubeconfig $KUBECONFIG names (a colon-separated list, merged as
+kubectl merges it) or else ~/.kube/config, and its current context or --context; objects that
+carry no namespace take the context's namespace unless -n is given.
+)";
+
 }  // namespace
 
-std::string check_usage() {
-  return R"(Usage: vmgate check [-f FILE|DIR|-]... [--objects FILE|DIR|-... | --kubeconfig FILE] [--old FILE|-]
-                    [--operation CREATE|UPDATE] [--namespace NS] [-o text|json|yaml]
+std::string check_usage(Frontend frontend) {
+  const std::string command(command_name(frontend));
+  // The continuation lines line up under the first option, whatever the command's length.
+  const std::string indent(command.size() + std::string_view("Usage:  check ").size(), ' ');
+  const std::string_view cluster = frontend == Frontend::kubectl_plugin ? plugin_cluster_note : "";
+  return "Usage: " + command + R"( check [-f FILE|DIR|-]... [--objects FILE|DIR|-... | --kubeconfig FILE] [--old FILE|-]
+)" + indent +
+         R"([--operation CREATE|UPDATE] [--namespace NS] [-o text|json|yaml]
 
 Runs KubeVirt's admission webhooks (mutate, validate and, for a VirtualMachine, the
 VirtualMachineInstance it would launch) on every kubevirt.io VirtualMachine and
 VirtualMachineInstance in the -f inputs, offline, and prints the verdicts.
-
+)" + std::string(cluster) +
+         R"(
 Options:
 )" + common::format_options(specs) +
          R"(
@@ -131,7 +145,7 @@ named on stderr while the other files' objects are still judged and printed, as
 )";
 }
 
-Result<CheckOptions> parse_check_options(std::span<const std::string_view> args) {
+Result<CheckOptions> parse_check_options(std::span<const std::string_view> args, Frontend frontend) {
   Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
   if (!parsed) {
     return option_error(parsed.error());
@@ -140,6 +154,7 @@ Result<CheckOptions> parse_check_options(std::span<const std::string_view> args)
     return Error{"unexpected argument \"" + std::string(parsed->operands.front()) + "\": inputs are given with -f"};
   }
   CheckOptions result;
+  bool namespace_given = false;
   for (const auto& [spec_index, value] : parsed->options) {
     switch (static_cast<Option>(spec_index)) {
       case Option::filename:
@@ -174,6 +189,7 @@ Result<CheckOptions> parse_check_options(std::span<const std::string_view> args)
                        "\" is not a valid namespace name (lower-case letters, digits and '-', at most 63)"};
         }
         result.namespace_name = std::string(value);
+        namespace_given = true;
         break;
       case Option::output:
         if (value == "text") {
@@ -200,9 +216,17 @@ Result<CheckOptions> parse_check_options(std::span<const std::string_view> args)
   if (!result.kubeconfig.empty() && !result.objects.empty()) {
     return Error{"--kubeconfig and --objects are two sources of the cluster: give one"};
   }
+  const bool plugin = frontend == Frontend::kubectl_plugin;
   if (!result.context.empty() && result.kubeconfig.empty()) {
-    return Error{"--context needs --kubeconfig"};
+    // kubectl's --context picks a context of its default kubeconfig; --objects has none.
+    if (!plugin) {
+      return Error{"--context needs --kubeconfig"};
+    }
+    if (!result.objects.empty()) {
+      return Error{"--context names a kubeconfig context, but --objects reads the cluster from files: give one"};
+    }
   }
+  result.namespace_from_context = plugin && !namespace_given && result.objects.empty();
   std::size_t stdin_uses = static_cast<std::size_t>(std::count(result.files.begin(), result.files.end(), "-")) +
                            static_cast<std::size_t>(std::count(result.objects.begin(), result.objects.end(), "-")) +
                            (result.old_file == "-" ? 1U : 0U);

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "vmgate/server/certs_options.hpp"
 #include "vmgate/server/check_command.hpp"
 #include "vmgate/server/check_options.hpp"
+#include "vmgate/server/kubectl_plugin.hpp"
 #include "vmgate/server/serve_command.hpp"
 #include "vmgate/server/serve_options.hpp"
 
@@ -30,15 +32,28 @@ int fail(const Console& console, std::string_view message) {
   return exit_usage;
 }
 
-int check(std::span<const std::string_view> args, const Console& console) {
-  Result<CheckOptions> options = parse_check_options(args);
+bool file_exists(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::exists(path, error);
+}
+
+int check(std::span<const std::string_view> args, const Console& console, Frontend frontend) {
+  Result<CheckOptions> options = parse_check_options(args, frontend);
   if (!options) {
-    console.err << "error: " << options.error().message << "\nSee 'vmgate check --help'.\n";
+    console.err << "error: " << options.error().message << "\nSee '" << command_name(frontend) << " check --help'.\n";
     return exit_usage;
   }
   if (options->help) {
-    console.out << check_usage();
+    console.out << check_usage(frontend);
     return 0;
+  }
+  // kubectl's plugins act on kubectl's cluster: without a source, the kubeconfig kubectl reads.
+  if (frontend == Frontend::kubectl_plugin && options->kubeconfig.empty() && options->objects.empty()) {
+    Result<std::string> kubeconfig = default_kubeconfig(std::getenv("KUBECONFIG"), std::getenv("HOME"), file_exists);
+    if (!kubeconfig) {
+      return fail(console, kubeconfig.error().message);
+    }
+    options->kubeconfig = std::move(kubeconfig.value());
   }
   Result<CheckRun> run = run_check(*options, console.in);
   if (!run) {
@@ -78,19 +93,19 @@ int check(std::span<const std::string_view> args, const Console& console) {
   return exit_status(*run);
 }
 
-int dispatch(std::span<const std::string_view> args, const Console& console) {
+int dispatch(std::span<const std::string_view> args, const Console& console, Frontend frontend) {
   if (args.empty()) {
-    console.err << usage();
+    console.err << usage(frontend);
     return exit_usage;
   }
   const std::string_view command = args.front();
   const std::span<const std::string_view> rest = args.subspan(1);
   if (command == "check") {
-    return check(rest, console);
+    return check(rest, console, frontend);
   }
   if (command == "-h" || command == "--help" || command == "help") {
     if (command == "help" && !rest.empty() && rest.front() == "check") {
-      console.out << check_usage();
+      console.out << check_usage(frontend);
       return 0;
     }
     if (command == "help" && !rest.empty() && rest.front() == "serve") {
@@ -101,7 +116,7 @@ int dispatch(std::span<const std::string_view> args, const Console& console) {
       console.out << certs::certs_usage();
       return 0;
     }
-    console.out << usage();
+    console.out << usage(frontend);
     return 0;
   }
   if (command == "version" || command == "--version") {
@@ -117,13 +132,36 @@ int dispatch(std::span<const std::string_view> args, const Console& console) {
   if (command == "certs") {
     return certs::run_certs(rest, console.out, console.err);
   }
-  console.err << "error: unknown command \"" << command << "\"\nSee 'vmgate --help'.\n";
+  console.err << "error: unknown command \"" << command << "\"\nSee '" << command_name(frontend) << " --help'.\n";
   return exit_usage;
 }
 
 }  // namespace
 
 std::string_view usage() {
+  return usage(Frontend::vmgate);
+}
+
+std::string_view usage(Frontend frontend) {
+  if (frontend == Frontend::kubectl_plugin) {
+    return R"(kubectl vmgate: KubeVirt-compatible admission for VirtualMachines and VirtualMachineInstances.
+
+Usage:
+  kubectl vmgate check [-f FILE|DIR|-]... [--context NAME] [-n NS] [-o text|json|yaml]
+                       [--objects FILE|DIR|-... | --kubeconfig FILE] [--old FILE|-] [--operation CREATE|UPDATE]
+  kubectl vmgate version
+  kubectl vmgate --help
+
+Commands:
+  check    run the admission webhooks on manifests and print the verdicts, against the
+           objects of the cluster kubectl uses ($KUBECONFIG or ~/.kube/config, its current
+           context or --context)
+  serve    serve the admission webhooks over HTTPS (as 'vmgate serve')
+  version  print vmgate's version
+
+Run 'kubectl vmgate check --help' for its options.
+)";
+  }
   return R"(vmgate: KubeVirt-compatible admission for VirtualMachines and VirtualMachineInstances.
 
 Usage:
@@ -141,12 +179,13 @@ Commands:
   version  print vmgate's version
 
 Run 'vmgate serve --help', 'vmgate check --help' or 'vmgate certs --help' for their options.
+As 'kubectl-vmgate' on the PATH (a symlink to vmgate), it is the kubectl plugin 'kubectl vmgate'.
 )";
 }
 
-int run(std::span<const std::string_view> args, const Console& console) {
+int run(std::span<const std::string_view> args, const Console& console, Frontend frontend) {
   try {
-    return dispatch(args, console);
+    return dispatch(args, console, frontend);
   } catch (const std::exception& error) {
     console.err << "error: internal error: " << error.what() << '\n';
   } catch (...) {
@@ -161,7 +200,9 @@ int run(int argc, char** argv, std::istream& in, std::ostream& out, std::ostream
     args.emplace_back(argv[i]);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic): argv
   }
   const bool color = &out == &std::cout && ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
-  return run(args, Console{in, out, err, color});
+  // kubectl runs `kubectl vmgate ...` as kubectl-vmgate, this binary under its plugin name.
+  const Frontend frontend = argc > 0 ? frontend_of(argv[0]) : Frontend::vmgate;
+  return run(args, Console{in, out, err, color}, frontend);
 }
 
 }  // namespace vmgate::cli

@@ -7,6 +7,7 @@
 
 #include "vmgate/admission/pipeline.hpp"
 #include "vmgate/common/result.hpp"
+#include "vmgate/server/kubectl_plugin.hpp"
 
 namespace vmgate::cli {
 
@@ -20,6 +21,9 @@ struct CheckOptions {
   std::string old_file;              // --old; empty when not given
   admission::Operation operation = admission::Operation::create;
   std::string namespace_name = "default";
+  // As a kubectl plugin without -n: objects that carry no namespace take the kubeconfig
+  // context's namespace when it names one, as `kubectl apply` places them.
+  bool namespace_from_context = false;
   OutputFormat output = OutputFormat::text;
   bool help = false;  // -h/--help: print check_usage() and do nothing else
 };
@@ -32,9 +36,12 @@ struct CheckOptions {
 /// unknown output format or operation, a namespace that is not a DNS label, an argument that
 /// is not an option, no -f, "-" (stdin) named more than once, --old with CREATE, UPDATE
 /// without --old.
-Result<CheckOptions> parse_check_options(std::span<const std::string_view> args);
+/// As a kubectl plugin (`frontend`), --context is accepted without --kubeconfig: it picks a
+/// context of kubectl's default kubeconfig, which the caller fills in (default_kubeconfig) when
+/// neither --kubeconfig nor --objects is given.
+Result<CheckOptions> parse_check_options(std::span<const std::string_view> args, Frontend frontend = Frontend::vmgate);
 
-/// `vmgate check --help`.
-std::string check_usage();
+/// `vmgate check --help`, or `kubectl vmgate check --help`.
+std::string check_usage(Frontend frontend = Frontend::vmgate);
 
 }  // namespace vmgate::cli
