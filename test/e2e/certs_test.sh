@@ -20,34 +20,10 @@ vmgate=$build/vmgate
 source test/e2e/e2e_support.sh
 
 started=$SECONDS
-dir="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do
-    kill -TERM -- "-$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  tools/testenv down "$dir" >/dev/null 2>&1 || true
-  if [[ -n ${KEEP_E2E_DIR:-} ]]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
 
-eval "$(tools/testenv up "$dir")"
-work=$dir/work
+e2e_start_testenv
 tls=$work/tls
-mkdir -p "$work"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_until() { # SECONDS COMMAND...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
-}
 server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$work/apiserver-ca.crt"
 kubectl config view --minify --raw -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d >"$work/admin.crt"

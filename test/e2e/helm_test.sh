@@ -19,36 +19,12 @@ chart=$root/manifests/charts/vmgate
 # shellcheck source=test/e2e/e2e_support.sh
 source test/e2e/e2e_support.sh
 
-dir="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do
-    kill -TERM -- "-$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  tools/testenv down "$dir" >/dev/null 2>&1 || true
-  if [[ -n ${KEEP_E2E_DIR:-} ]]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
 start=$SECONDS
 
-eval "$(tools/testenv up "$dir")"
-work=$dir/work
-mkdir -p "$work"
+e2e_start_testenv
 # helm keeps its cache, configuration and data under the test's directory, not $HOME.
 export HELM_CACHE_HOME=$dir/helm/cache HELM_CONFIG_HOME=$dir/helm/config HELM_DATA_HOME=$dir/helm/data
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_until() { # SECONDS COMMAND...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
-}
 # fails COMMAND...: the command fails; its stderr is kept in $work/err.
 fails() { ! "$@" >"$work/out" 2>"$work/err"; }
 err_has() { grep -qF -- "$1" "$work/err" || { echo "not in the error output: $1" >&2; cat "$work/err" >&2; return 1; }; }

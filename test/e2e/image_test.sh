@@ -188,7 +188,6 @@ check "a write to the root is refused (exit $readonly_status)" \
   bash -c '[[ $1 == 2 ]] && grep -qi "read-only file system" "$2"' _ "$readonly_status" "$dir/readonly.log"
 
 # --- serve --------------------------------------------------------------------------------------
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 https_port=$(free_port)
 metrics_port=$(free_port)
 in_image vmgate serve --listen "127.0.0.1:$https_port" --metrics-listen "127.0.0.1:$metrics_port" \
