@@ -315,18 +315,8 @@ check "... promptly (under 2 s)" test "$stop_ms" -lt 2000
 pids=("${pids[@]/$sidecar/}")
 
 # ---------------------------------------------------------------- RBAC
-user_kubeconfig() { # FILE TOKEN
-  cat >"$1" <<EOF
-apiVersion: v1
-kind: Config
-current-context: e2e
-clusters: [{name: e2e, cluster: {server: "$server", certificate-authority: "$work/apiserver-ca.crt"}}]
-users: [{name: e2e, user: {token: "$2"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
-EOF
-}
 kubectl create serviceaccount vmgate-certs -n vmgate-system >/dev/null
-user_kubeconfig "$work/sa.kubeconfig" "$(kubectl create token vmgate-certs -n vmgate-system --duration=1h)"
+token_kubeconfig "$work/sa.kubeconfig" "$(kubectl create token vmgate-certs -n vmgate-system --duration=1h)"
 sa_args=(--kubeconfig "$work/sa.kubeconfig" "${certs_args[@]:2}" --once)
 status=0
 "$vmgate" certs "${sa_args[@]}" 2>"$work/rbac-none.log" || status=$?

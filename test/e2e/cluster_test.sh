@@ -369,19 +369,6 @@ fi
 kubectl apply -f manifests/rbac/vmgate-rbac.yaml >/dev/null
 server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$work/apiserver-ca.crt"
-user_kubeconfig() { # FILE USER [CA-FILE] [SERVER]   (USER: the user's fields, a YAML flow mapping)
-  cat >"$1" <<EOF
-apiVersion: v1
-kind: Config
-current-context: e2e
-clusters: [{name: e2e, cluster: {server: "${4:-$server}", certificate-authority: "${3:-$work/apiserver-ca.crt}"}}]
-users: [{name: e2e, user: $2}]
-contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
-EOF
-}
-token_kubeconfig() { # FILE TOKEN [CA-FILE] [SERVER]
-  user_kubeconfig "$1" "{token: \"$2\"}" "${@:3}"
-}
 token_kubeconfig "$work/sa.kubeconfig" "$(kubectl create token vmgate -n vmgate-system --duration=1h)"
 serve rbac "$work/sa.kubeconfig"
 check "the vmgate service account with manifests/rbac syncs every resource" wait_until 20 ready "$rbac_metrics"

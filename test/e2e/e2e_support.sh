@@ -24,6 +24,27 @@ wait_until() { # SECONDS COMMAND...
   done
 }
 
+# user_kubeconfig FILE USER [CA-FILE] [SERVER]: a kubeconfig for the test's control plane whose
+# user has the fields USER (a YAML flow mapping, e.g. {tokenFile: "..."}); the CA file and the
+# server default to the control plane's (its CA written to $work/apiserver-ca.crt).
+user_kubeconfig() {
+  local ca=${3:-$work/apiserver-ca.crt} server=${4:-}
+  if [[ -z $server ]]; then server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'); fi
+  if [[ -z ${3:-} ]]; then
+    kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$ca"
+  fi
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+current-context: e2e
+clusters: [{name: e2e, cluster: {server: "$server", certificate-authority: "$ca"}}]
+users: [{name: e2e, user: $2}]
+contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
+EOF
+}
+# token_kubeconfig FILE TOKEN [CA-FILE] [SERVER]: the same with a bearer token.
+token_kubeconfig() { user_kubeconfig "$1" "{token: \"$2\"}" "${@:3}"; }
+
 # A free TCP port on 127.0.0.1.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 

@@ -437,19 +437,6 @@ for arg in container["args"]:
     print(arg.replace("/run/vmgate/tls", sys.argv[4]))
 PY
 }
-token_kubeconfig() { # FILE TOKEN
-  local server
-  server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
-  kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$work/apiserver-ca.crt"
-  cat >"$1" <<EOK
-apiVersion: v1
-kind: Config
-current-context: e2e
-clusters: [{name: e2e, cluster: {server: "$server", certificate-authority: "$work/apiserver-ca.crt"}}]
-users: [{name: e2e, user: {token: "$2"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
-EOK
-}
 if "$vmgate" certs --help >/dev/null 2>&1; then
   selfsigned_release "$(free_port)" "$(free_port)"
 else
