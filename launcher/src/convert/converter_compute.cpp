@@ -46,16 +46,47 @@ void Converter::map_metadata(XmlElement& domain) {
   kubevirt.add_child("graceperiod").add_child("deletionGracePeriodSeconds").set_text(std::to_string(grace));
 }
 
+namespace {
+
+// The virtio-mem block: 2 MiB (a transparent huge page, QEMU's recommendation), or 1 GiB with 1 GiB
+// huge pages (pkg/liveupdate/memory HotplugBlockAlignmentBytes, Hotplug1GHugePagesBlockAlignmentBytes).
+constexpr std::int64_t hotplug_block_bytes = 2LL << 20;
+constexpr std::int64_t hotplug_1g_block_bytes = 1LL << 30;
+
+std::string mebibytes(std::int64_t bytes) {
+  return bytes % (1LL << 30) == 0 ? std::to_string(bytes >> 30) + "Gi" : std::to_string(bytes >> 20) + "Mi";
+}
+
+}  // namespace
+
+// A positive memory quantity in bytes, or a failure naming `path`.
+std::optional<std::int64_t> Converter::memory_bytes(const std::string& text, const std::string& path) {
+  auto quantity = admission::Quantity::parse(text);
+  if (!quantity) {
+    fail(path, quantity.error().message);
+    return std::nullopt;
+  }
+  auto bytes = quantity->value();
+  if (!bytes || *bytes <= 0) {
+    fail(path, "must be a positive quantity");
+    return std::nullopt;
+  }
+  return *bytes;
+}
+
 // memory.guest, else requests.memory, else limits.memory, written in bytes as upstream does
 // (converter.go: vmi.Spec.Domain.Memory.Guest → <memory unit='b'>). Hugepages: memory backing
-// with the explicit page size.
+// with the explicit page size. Memory hotplug (maxGuest above guest): see map_memory_hotplug.
 void Converter::map_memory(XmlElement& domain, const Value& spec_domain) {
   const Value* memory = json::find(spec_domain, "memory");
   std::optional<std::string> text;
+  std::optional<std::string> max_text;
   std::string path = "spec.domain.memory.guest";
-  if (check_keys(memory, "spec.domain.memory", {"guest", "hugepages"})) {
+  if (check_keys(memory, "spec.domain.memory", {"guest", "hugepages", "maxGuest"})) {
     text = get_string(*memory, "guest", "spec.domain.memory");
+    max_text = get_string(*memory, "maxGuest", "spec.domain.memory");
   }
+  const bool guest_given = text.has_value();
   const Value* resources = json::find(spec_domain, "resources");
   if (check_keys(resources, "spec.domain.resources", {"requests", "limits", "overcommitGuestOverhead"})) {
     for (const std::string_view kind : {"requests", "limits"}) {
@@ -70,18 +101,12 @@ void Converter::map_memory(XmlElement& domain, const Value& spec_domain) {
     fail("spec.domain.memory.guest", "required (or spec.domain.resources.requests.memory)");
     return;
   }
-  auto quantity = admission::Quantity::parse(*text);
-  if (!quantity) {
-    fail(path, quantity.error().message);
+  const std::optional<std::int64_t> bytes = memory_bytes(*text, path);
+  if (!bytes) {
     return;
   }
-  auto bytes = quantity->value();
-  if (!bytes || *bytes <= 0) {
-    fail(path, "must be a positive quantity");
-    return;
-  }
-  domain.add_child("memory").set_attribute("unit", "b").set_text(std::to_string(*bytes));
 
+  std::int64_t page_bytes = 0;
   const Value* hugepages = memory != nullptr ? json::find(*memory, "hugepages") : nullptr;
   if (check_keys(hugepages, "spec.domain.memory.hugepages", {"pageSize"})) {
     auto size_text = get_string(*hugepages, "pageSize", "spec.domain.memory.hugepages");
@@ -95,30 +120,112 @@ void Converter::map_memory(XmlElement& domain, const Value& spec_domain) {
       fail("spec.domain.memory.hugepages.pageSize", "must be a page size such as 2Mi or 1Gi");
       return;
     }
+    page_bytes = *size_bytes;
+  }
+
+  std::optional<std::int64_t> max_bytes;
+  if (max_text) {
+    if (!guest_given) {
+      fail("spec.domain.memory.guest", "required with spec.domain.memory.maxGuest (memory hotplug)");
+      return;
+    }
+    max_bytes = memory_bytes(*max_text, "spec.domain.memory.maxGuest");
+    if (!max_bytes) {
+      return;
+    }
+    if (*max_bytes < *bytes) {
+      fail("spec.domain.memory.maxGuest", "must not be less than spec.domain.memory.guest");
+      return;
+    }
+  }
+  if (max_bytes && *max_bytes > *bytes) {
+    map_memory_hotplug(domain, *bytes, *max_bytes, page_bytes == hotplug_1g_block_bytes);
+  } else {
+    // maxGuest equal to guest: no hotplug, as upstream (compute/memory.go).
+    domain.add_child("memory").set_attribute("unit", "b").set_text(std::to_string(*bytes));
+  }
+  if (page_bytes != 0) {
     domain.add_child("memoryBacking")
         .add_child("hugepages")
         .add_child("page")
-        .set_attribute("size", std::to_string(*size_bytes / 1024))
+        .set_attribute("size", std::to_string(page_bytes / 1024))
         .set_attribute("unit", "KiB");
   }
 }
 
+// Memory hotplug as KubeVirt's launcher laid it out for libvirt 9 (setupDomainMemory of "virt-launcher:
+// setup memory hotplug"; docs/launcher.md, "Memory and CPU hotplug"): <maxMemory slots='1'>
+// maxGuest (libvirt 9.0 refuses a maxMemory without slots), <memory> maxGuest (libvirt counts
+// the memory devices in it), one NUMA cell of the boot memory (memory devices need a NUMA node;
+// written in map_cpu, which knows the vCPUs), and a virtio-mem device of maxGuest - guestAtBoot
+// whose requested size is guest - guestAtBoot: the guest sees `guest`.
+void Converter::map_memory_hotplug(XmlElement& domain, std::int64_t guest, std::int64_t max_guest, bool gigantic) {
+  std::int64_t boot = guest;
+  std::string boot_path = "spec.domain.memory.guest";
+  if (const Value* status = json::find(vmi_, "status"); status != nullptr && status->IsObject()) {
+    if (const Value* memory = json::find(*status, "memory"); memory != nullptr && memory->IsObject()) {
+      if (auto at_boot = get_string(*memory, "guestAtBoot", "status.memory")) {
+        boot_path = "status.memory.guestAtBoot";
+        const std::optional<std::int64_t> parsed = memory_bytes(*at_boot, boot_path);
+        if (!parsed) {
+          return;
+        }
+        boot = *parsed;
+      }
+    }
+  }
+  if (boot > guest) {
+    fail(boot_path, "above spec.domain.memory.guest: hotplugged memory cannot go below the boot memory");
+    return;
+  }
+  const std::int64_t block = gigantic ? hotplug_1g_block_bytes : hotplug_block_bytes;
+  for (const auto& [value, field] :
+       {std::pair{guest, std::string("spec.domain.memory.guest")},
+        std::pair{max_guest, std::string("spec.domain.memory.maxGuest")}, std::pair{boot, boot_path}}) {
+    if (value % block != 0) {
+      fail(field, "must be a multiple of " + mebibytes(block) + " (the virtio-mem block) for memory hotplug");
+      return;
+    }
+  }
+  domain.add_child("maxMemory")
+      .set_attribute("slots", "1")
+      .set_attribute("unit", "b")
+      .set_text(std::to_string(max_guest));
+  domain.add_child("memory").set_attribute("unit", "b").set_text(std::to_string(max_guest));
+  memory_hotplug_ = MemoryHotplug{boot, max_guest - boot, block, guest - boot};
+}
+
+void Converter::map_memory_device(XmlElement& devices) {
+  if (!memory_hotplug_) {
+    return;
+  }
+  auto& target = devices.add_child("memory").set_attribute("model", "virtio-mem").add_child("target");
+  target.add_child("size").set_attribute("unit", "b").set_text(std::to_string(memory_hotplug_->device_bytes));
+  target.add_child("node").set_text("0");
+  target.add_child("block").set_attribute("unit", "b").set_text(std::to_string(memory_hotplug_->block_bytes));
+  target.add_child("requested").set_attribute("unit", "b").set_text(std::to_string(memory_hotplug_->requested_bytes));
+}
+
 // cpu.go: host-model (the cluster default) / host-passthrough / a named model with mpx
-// disabled unless the user set it; topology and <vcpu> = sockets*cores*threads.
+// disabled unless the user set it; topology and <vcpu> = sockets*cores*threads. CPU hotplug
+// (maxSockets, which the admission core sets under KubeVirt's LiveUpdate rollout): the topology
+// has maxSockets sockets, <vcpu> counts them all with `current` the enabled ones, and <vcpus>
+// lists each vCPU: the first `sockets` sockets enabled, the first socket not hotpluggable
+// (configureCPUTopology).
 void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
   const Value* cpu = json::find(spec_domain, "cpu");
   std::int64_t sockets = 1;
   std::int64_t cores = 1;
   std::int64_t threads = 1;
+  std::int64_t max_sockets = 0;
   std::string model = "host-model";
   std::vector<std::pair<std::string, std::string>> features;
   const std::string path = "spec.domain.cpu";
-  // maxSockets is defaulted by the VM controller for CPU hotplug (api defaults); vmgate offers
-  // no hotplug, so the guest gets `sockets` and the ceiling is accepted without effect.
   if (check_keys(cpu, path, {"sockets", "cores", "threads", "model", "features", "maxSockets"})) {
     sockets = get_int(*cpu, "sockets", path).value_or(1);
     cores = get_int(*cpu, "cores", path).value_or(1);
     threads = get_int(*cpu, "threads", path).value_or(1);
+    max_sockets = get_int(*cpu, "maxSockets", path).value_or(0);
     model = get_string(*cpu, "model", path).value_or("host-model");
     if (const Value* list = json::find(*cpu, "features"); list != nullptr) {
       if (!list->IsArray()) {
@@ -149,8 +256,33 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
     fail(path, "sockets, cores and threads must be at least 1");
     return;
   }
-  vcpus_ = sockets * cores * threads;
-  domain.add_child("vcpu").set_attribute("placement", "static").set_text(std::to_string(vcpus_));
+  if (max_sockets != 0 && max_sockets < sockets) {
+    fail(path + ".maxSockets", "must not be less than sockets");
+    return;
+  }
+  // libvirt and QEMU have no use for more vCPUs than this (QEMU's q35 maximum is 288; KVM's 1024).
+  constexpr std::int64_t vcpu_limit = 4096;
+  if (sockets > vcpu_limit || cores > vcpu_limit || threads > vcpu_limit ||
+      std::max(sockets, max_sockets) * cores * threads > vcpu_limit) {
+    fail(path, "more than " + std::to_string(vcpu_limit) + " vCPUs");
+    return;
+  }
+  const std::int64_t enabled = sockets * cores * threads;
+  vcpus_ = max_sockets != 0 ? max_sockets * cores * threads : enabled;
+  auto& vcpu = domain.add_child("vcpu").set_attribute("placement", "static");
+  if (max_sockets != 0) {
+    vcpu.set_attribute("current", std::to_string(enabled));
+  }
+  vcpu.set_text(std::to_string(vcpus_));
+  if (max_sockets != 0) {
+    auto& list = domain.add_child("vcpus");
+    for (std::int64_t id = 0; id < vcpus_; ++id) {
+      list.add_child("vcpu")
+          .set_attribute("id", std::to_string(id))
+          .set_attribute("enabled", id < enabled ? "yes" : "no")
+          .set_attribute("hotpluggable", id >= cores * threads ? "yes" : "no");
+    }
+  }
 
   auto& element = domain.add_child("cpu");
   if (model == "host-model" || model == "host-passthrough") {
@@ -162,7 +294,7 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
     element.add_child("model").set_text(model);
   }
   element.add_child("topology")
-      .set_attribute("sockets", std::to_string(sockets))
+      .set_attribute("sockets", std::to_string(max_sockets != 0 ? max_sockets : sockets))
       .set_attribute("cores", std::to_string(cores))
       .set_attribute("threads", std::to_string(threads));
   bool has_mpx = false;
@@ -173,6 +305,15 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
   // libvirt's cpu_map still lists mpx for models QEMU dropped it from (converter.go).
   if (element.name() == "cpu" && model != "host-model" && model != "host-passthrough" && !has_mpx) {
     element.add_child("feature").set_attribute("policy", "disable").set_attribute("name", "mpx");
+  }
+  if (memory_hotplug_) {
+    // Memory devices need a NUMA node: one cell with every vCPU and the boot memory.
+    element.add_child("numa")
+        .add_child("cell")
+        .set_attribute("id", "0")
+        .set_attribute("cpus", "0-" + std::to_string(vcpus_ - 1))
+        .set_attribute("memory", std::to_string(memory_hotplug_->boot_bytes))
+        .set_attribute("unit", "b");
   }
 }
 

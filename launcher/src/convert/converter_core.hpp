@@ -54,6 +54,8 @@ class Converter {
 
   void map_metadata(XmlElement& domain);
   void map_memory(XmlElement& domain, const Value& spec_domain);
+  void map_memory_hotplug(XmlElement& domain, std::int64_t guest, std::int64_t max_guest, bool gigantic);
+  std::optional<std::int64_t> memory_bytes(const std::string& text, const std::string& path);
   void map_cpu(XmlElement& domain, const Value& spec_domain);
   void map_os(XmlElement& domain, const Value& spec_domain);
   void map_features(XmlElement& domain, const Value& spec_domain);
@@ -63,6 +65,8 @@ class Converter {
   void map_volume_source(XmlElement& disk, const Value& volume, const std::string& path, bool cdrom,
                          std::string_view disk_driver_cache);
   void map_interfaces(XmlElement& devices, const Value& device_spec);
+  // The virtio-mem device of memory hotplug (map_memory decided its sizes).
+  void map_memory_device(XmlElement& devices);
 
   const Value& vmi_;
   const ConvertOptions& options_;
@@ -71,6 +75,15 @@ class Converter {
   std::string name_;
   std::string domain_name_;
   std::int64_t vcpus_ = 1;
+  // Memory hotplug (spec.domain.memory.maxGuest above guest), decided by map_memory: the boot
+  // memory of the one NUMA cell, and the virtio-mem device's size, block and requested size.
+  struct MemoryHotplug {
+    std::int64_t boot_bytes = 0;
+    std::int64_t device_bytes = 0;
+    std::int64_t block_bytes = 0;
+    std::int64_t requested_bytes = 0;
+  };
+  std::optional<MemoryHotplug> memory_hotplug_;
   bool virtio_transitional_ = false;
   bool smm_ = false;
   bool bios_use_serial_ = false;

@@ -103,6 +103,7 @@ void Converter::map_devices(XmlElement& domain, const Value& spec_domain) {
   } else {
     devices.add_child("memballoon").set_attribute("model", "none");
   }
+  map_memory_device(devices);
 }
 
 }  // namespace vmgate::launcher::detail

@@ -146,6 +146,31 @@ TEST(Converter, KernelBootPathsAreResolvedLexicallyBelowTheDirectory) {
       << *xml;
 }
 
+TEST(ConverterErrors, MemoryHotplugNamesTheField) {
+  const std::string head = R"({"metadata":{"name":"a"},"spec":{"domain":{"memory":)";
+  EXPECT_EQ(convert_error(head + R"({"guest":"2Gi","maxGuest":"1Gi"}}}})"),
+            "spec.domain.memory.maxGuest: must not be less than spec.domain.memory.guest");
+  EXPECT_EQ(convert_error(head + R"({"guest":"1025Mi","maxGuest":"4Gi"}}}})"),
+            "spec.domain.memory.guest: must be a multiple of 2Mi (the virtio-mem block) for memory hotplug");
+  EXPECT_EQ(convert_error(head + R"({"guest":"2Gi","maxGuest":"3Gi","hugepages":{"pageSize":"1Gi"}}}},)"
+                                 R"("status":{"memory":{"guestAtBoot":"1536Mi"}}})"),
+            "status.memory.guestAtBoot: must be a multiple of 1Gi (the virtio-mem block) for memory hotplug");
+  EXPECT_EQ(convert_error(head + R"({"guest":"2Gi","maxGuest":"4Gi"}}},"status":{"memory":{"guestAtBoot":"3Gi"}}})"),
+            "status.memory.guestAtBoot: above spec.domain.memory.guest: hotplugged memory cannot go below the boot "
+            "memory");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("memory":{"maxGuest":"4Gi"}}}})"),
+            "spec.domain.memory.guest: required with spec.domain.memory.maxGuest (memory hotplug)");
+  EXPECT_EQ(convert_error(head + R"({"guest":"2Gi","maxGuest":"lots"}}}})").rfind("spec.domain.memory.maxGuest: ", 0),
+            0U);
+}
+
+TEST(ConverterErrors, CpuHotplugNamesTheField) {
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"sockets":4,"maxSockets":2}}}})"),
+            "spec.domain.cpu.maxSockets: must not be less than sockets");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"sockets":1,"cores":64,"maxSockets":100}}}})"),
+            "spec.domain.cpu: more than 4096 vCPUs");
+}
+
 TEST(ConverterErrors, WrongTypeNamesTheField) {
   EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"cores":"2"}}}})"),
             "spec.domain.cpu.cores: must be an integer, not a string");
