@@ -178,7 +178,9 @@ class BootTest : public ::testing::Test {
                    (work() / "initramfs.cpio.gz").string() +
                    "\n"
                    "    devices:\n"
-                   "      autoattachGraphicsDevice: false\n" +
+                   "      autoattachGraphicsDevice: false\n"
+                   // No pod here to create the tap of KubeVirt's default pod interface.
+                   "      autoattachPodInterface: false\n" +
                    devices + volumes + status_);
     return file;
   }

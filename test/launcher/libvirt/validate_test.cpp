@@ -39,10 +39,18 @@ std::vector<Case> all_cases() {
     }
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
-      LauncherOptions launcher_options;
-      launcher_options.vmi_file = file.string();
-      std::istringstream no_input;
-      Result<json::Document> vmi = load_vmi(launcher_options, no_input);
+      // The examples are VMIs as users write them: loaded as the launcher loads --vmi, through
+      // admission's VMI defaults. The golden VMIs are the converter's own inputs, some of which
+      // admission would deny (a pc machine, a hostDisk without its feature gate): taken as they are.
+      Result<json::Document> vmi = Error{""};
+      if (std::string_view(dir) == "golden") {
+        vmi = vmgate::testing::parse(vmgate::testing::read_file(file.string()));
+      } else {
+        LauncherOptions launcher_options;
+        launcher_options.vmi_file = file.string();
+        std::istringstream no_input;
+        vmi = load_vmi(launcher_options, no_input);
+      }
       EXPECT_TRUE(vmi.ok()) << file << ": " << vmi.error().message;
       if (!vmi) {
         continue;
