@@ -83,9 +83,10 @@ TEST(VmiSource, AdmittedVmiKeepsItsStatus) {
 TEST(VmiSource, DeniedVmiNamesWhy) {
   const vmgate::testing::TemporaryDirectory directory;
   const std::string file = (directory.path() / "vmi.yaml").string();
-  vmgate::testing::write_text(file,
-                              "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: a}\n"
-                              "spec:\n  domain:\n    devices: {}\n    machine: {type: pc}\n    memory: {guest: 64Mi}\n");
+  vmgate::testing::write_text(
+      file,
+      "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: a}\n"
+      "spec:\n  domain:\n    devices: {}\n    machine: {type: pc}\n    memory: {guest: 64Mi}\n");
   Result<json::Document> vmi = load(file);
   ASSERT_FALSE(vmi.ok());
   EXPECT_EQ(vmi.error().message.rfind("admission denied the VirtualMachineInstance: spec.domain.machine.type", 0), 0U)
