@@ -144,12 +144,23 @@ void Converter::map_memory(XmlElement& domain, const Value& spec_domain) {
     // maxGuest equal to guest: no hotplug, as upstream (compute/memory.go).
     domain.add_child("memory").set_attribute("unit", "b").set_text(std::to_string(*bytes));
   }
-  if (page_bytes != 0) {
-    domain.add_child("memoryBacking")
-        .add_child("hugepages")
-        .add_child("page")
-        .set_attribute("size", std::to_string(page_bytes / 1024))
-        .set_attribute("unit", "KiB");
+  guest_bytes_ = *bytes;
+  // virtiofs needs the guest's memory shared with virtiofsd (memory_backing.go): memfd, shared,
+  // and a NUMA cell for it (cpu.go configureSyntheticNUMA; map_cpu writes it).
+  const Value* filesystems = json::find_path(spec_domain, {"devices", "filesystems"});
+  shared_memory_ = filesystems != nullptr && filesystems->IsArray() && !filesystems->Empty();
+  if (page_bytes != 0 || shared_memory_) {
+    auto& backing = domain.add_child("memoryBacking");
+    if (page_bytes != 0) {
+      backing.add_child("hugepages")
+          .add_child("page")
+          .set_attribute("size", std::to_string(page_bytes / 1024))
+          .set_attribute("unit", "KiB");
+    }
+    if (shared_memory_) {
+      backing.add_child("source").set_attribute("type", "memfd");
+      backing.add_child("access").set_attribute("mode", "shared");
+    }
   }
 }
 
@@ -221,7 +232,12 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
   std::string model = "host-model";
   std::vector<std::pair<std::string, std::string>> features;
   const std::string path = "spec.domain.cpu";
-  if (check_keys(cpu, path, {"sockets", "cores", "threads", "model", "features", "maxSockets"})) {
+  bool isolate_emulator_thread = false;
+  if (check_keys(cpu, path,
+                 {"sockets", "cores", "threads", "model", "features", "maxSockets", "dedicatedCpuPlacement",
+                  "isolateEmulatorThread"})) {
+    dedicated_cpus_ = get_bool(*cpu, "dedicatedCpuPlacement", path).value_or(false);
+    isolate_emulator_thread = get_bool(*cpu, "isolateEmulatorThread", path).value_or(false);
     sockets = get_int(*cpu, "sockets", path).value_or(1);
     cores = get_int(*cpu, "cores", path).value_or(1);
     threads = get_int(*cpu, "threads", path).value_or(1);
@@ -247,6 +263,11 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
             fail(item + ".name", "required");
             continue;
           }
+          if (std::any_of(features.begin(), features.end(), [&](const auto& f) { return f.first == *name; })) {
+            // A preference's features are appended to the VM's (KubeVirt does the same).
+            fail(item + ".name",
+                 "\"" + *name + "\" is listed twice (libvirt: \"CPU feature specified more than once\")");
+          }
           features.emplace_back(*name, policy);
         }
       }
@@ -268,6 +289,7 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
     return;
   }
   const std::int64_t enabled = sockets * cores * threads;
+  enabled_vcpus_ = enabled;
   vcpus_ = max_sockets != 0 ? max_sockets * cores * threads : enabled;
   auto& vcpu = domain.add_child("vcpu").set_attribute("placement", "static");
   if (max_sockets != 0) {
@@ -315,6 +337,96 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
         .set_attribute("memory", std::to_string(memory_hotplug_->boot_bytes))
         .set_attribute("unit", "b");
   }
+  if (shared_memory_ && !memory_hotplug_) {
+    element.add_child("numa")
+        .add_child("cell")
+        .set_attribute("id", "0")
+        .set_attribute("cpus", "0-" + std::to_string(vcpus_ - 1))
+        .set_attribute("memory", std::to_string(guest_bytes_))
+        .set_attribute("unit", "b");
+  }
+  // After the last use of `element`: a new child of `domain` may move it.
+  if (dedicated_cpus_) {
+    map_cpu_pinning(domain, isolate_emulator_thread);
+  }
+}
+
+// dedicatedCpuPlacement: every vCPU pinned to its own CPU of the pod's cpuset (the CPUs the
+// kubelet's static CPU manager gave the pod), in order, and an isolated emulator thread to the
+// CPU after them; KubeVirt's virt-launcher pins from the same cpuset (vcpu.go
+// AdjustDomainForTopologyAndCPUSet, which also follows the host's thread siblings: vmgate pins in
+// cpuset order; docs/launcher.md, "Dedicated CPUs").
+void Converter::map_cpu_pinning(XmlElement& domain, bool isolate_emulator_thread) {
+  const auto& cpuset = options_.cpuset;
+  const std::int64_t needed = vcpus_ + (isolate_emulator_thread ? 1 : 0);
+  if (static_cast<std::int64_t>(cpuset.size()) < needed) {
+    fail("spec.domain.cpu.dedicatedCpuPlacement",
+         "needs " + std::to_string(needed) + " CPUs in the pod's cpuset, which has " + std::to_string(cpuset.size()));
+    return;
+  }
+  auto& cputune = domain.add_child("cputune");
+  for (std::int64_t vcpu = 0; vcpu < vcpus_; ++vcpu) {
+    cputune.add_child("vcpupin")
+        .set_attribute("vcpu", std::to_string(vcpu))
+        .set_attribute("cpuset", std::to_string(cpuset[static_cast<std::size_t>(vcpu)]));
+  }
+  if (isolate_emulator_thread) {
+    cputune.add_child("emulatorpin").set_attribute("cpuset", std::to_string(cpuset[static_cast<std::size_t>(vcpus_)]));
+  }
+}
+
+// I/O threads (iothreads.go GetIOThreadsCountType): the shared policy (or none, with a disk that
+// asks for a dedicated thread) has one thread for every disk, auto two per requested CPU; each
+// dedicatedIOThread disk gets its own. Only virtio disks use them (map_disks).
+void Converter::map_iothreads(XmlElement& domain, const Value& spec_domain) {
+  const std::string policy = get_string(spec_domain, "ioThreadsPolicy", "spec.domain").value_or("");
+  if (!policy.empty() && policy != "shared" && policy != "auto") {
+    // supplementalPool gives a disk a pool (<driver><iothreads>), which libvirt 9.0 cannot express.
+    fail("spec.domain.ioThreadsPolicy", "must be shared or auto (libvirt 9.0 has no disk thread pools)");
+    return;
+  }
+  if (json::find(spec_domain, "ioThreads") != nullptr) {
+    fail("spec.domain.ioThreads", "needs ioThreadsPolicy supplementalPool (libvirt 9.0 has no disk thread pools)");
+    return;
+  }
+  std::int64_t dedicated = 0;
+  std::int64_t automatic = 0;
+  const Value* disks = json::find_path(spec_domain, {"devices", "disks"});
+  if (disks != nullptr && disks->IsArray()) {
+    for (const Value& disk : disks->GetArray()) {
+      const bool own = disk.IsObject() && json::find(disk, "dedicatedIOThread") != nullptr &&
+                       json::find(disk, "dedicatedIOThread")->IsBool() &&
+                       json::find(disk, "dedicatedIOThread")->GetBool();
+      ++(own ? dedicated : automatic);
+    }
+  }
+  if (policy.empty() && dedicated == 0) {
+    return;
+  }
+  std::int64_t limit = 1;
+  if (policy == "auto") {
+    const Value* cpu = json::find(spec_domain, "cpu");
+    const bool isolated =
+        cpu != nullptr && cpu->IsObject() && dedicated_cpus_ && json::find(*cpu, "isolateEmulatorThread") != nullptr &&
+        json::find(*cpu, "isolateEmulatorThread")->IsBool() && json::find(*cpu, "isolateEmulatorThread")->GetBool();
+    std::int64_t cpus = 1;
+    for (const char* kind : {"limits", "requests"}) {
+      const Value* quantity = json::find_path(spec_domain, {"resources", kind, "cpu"});
+      if (quantity != nullptr && quantity->IsString()) {
+        if (auto parsed = admission::Quantity::parse(json::as_view(*quantity)); parsed && parsed->value()) {
+          cpus = std::max<std::int64_t>(1, *parsed->value());  // requests win: read last
+        }
+      }
+    }
+    limit = isolated ? 1 : cpus * 2;
+  }
+  if (automatic + dedicated > limit) {
+    automatic = std::max<std::int64_t>(1, limit - dedicated);
+  }
+  auto_threads_ = automatic;
+  iothreads_ = automatic + dedicated;
+  next_dedicated_thread_ = automatic + 1;
+  domain.add_child("iothreads").set_text(std::to_string(iothreads_));
 }
 
 // Machine type, firmware (BIOS/EFI/kernel boot) and SMBIOS sysinfo (os.go, sysinfo.go).
@@ -322,6 +434,9 @@ void Converter::map_os(XmlElement& domain, const Value& spec_domain) {
   std::string machine = "q35";
   if (const Value* m = json::find(spec_domain, "machine"); check_keys(m, "spec.domain.machine", {"type"})) {
     machine = get_string(*m, "type", "spec.domain.machine").value_or("q35");
+  }
+  if (machine.empty()) {
+    machine = "q35";  // the converter's defaulter: q35 when the VMI has no machine type
   }
   const Value* firmware = json::find(spec_domain, "firmware");
   const std::string fw_path = "spec.domain.firmware";
@@ -360,9 +475,9 @@ void Converter::map_os(XmlElement& domain, const Value& spec_domain) {
       }
     }
     if (check_keys(efi, fw_path + ".bootloader.efi", {"secureBoot", "persistent"})) {
-      if (get_bool(*efi, "persistent", fw_path + ".bootloader.efi").value_or(false)) {
-        fail(fw_path + ".bootloader.efi.persistent", unsupported);
-      }
+      // persistent: KubeVirt keeps the NVRAM on a backend-storage PVC mounted at the NVRAM
+      // directory; the launcher's NVRAM file already outlives a restart (docs/launcher.md).
+      (void)get_bool(*efi, "persistent", fw_path + ".bootloader.efi");
       // KubeVirt defaults secureBoot to true when efi is set (api defaults.go).
       const bool secure = get_bool(*efi, "secureBoot", fw_path + ".bootloader.efi").value_or(true);
       const auto& fw = options_.firmware;
@@ -404,6 +519,10 @@ void Converter::map_os(XmlElement& domain, const Value& spec_domain) {
   if (uuid || serial) {
     os.add_child("smbios").set_attribute("mode", "sysinfo");
   }
+  if (start_paused_) {
+    // startStrategy Paused: a boot menu gives whoever unpauses it time to choose (os.go).
+    os.add_child("bootmenu").set_attribute("enable", "yes").set_attribute("timeout", "10000");
+  }
 }
 
 // features.go: acpi on unless disabled, apic, smm, hyperv enlightenments; vmport off on amd64.
@@ -412,7 +531,7 @@ void Converter::map_features(XmlElement& domain, const Value& spec_domain) {
   const std::string path = "spec.domain.features";
   auto& element = domain.add_child("features");
   bool acpi = true;
-  if (check_keys(features, path, {"acpi", "apic", "smm", "hyperv", "kvm", "pvspinlock"})) {
+  if (check_keys(features, path, {"acpi", "apic", "smm", "hyperv", "kvm", "pvspinlock", "hypervPassthrough"})) {
     if (const Value* v = json::find(*features, "acpi"); v != nullptr) {
       acpi = feature_enabled(*v, path + ".acpi");
     }
@@ -423,6 +542,9 @@ void Converter::map_features(XmlElement& domain, const Value& spec_domain) {
   if (acpi) {
     element.add_child("acpi");
   }
+  if ((features == nullptr || !features->IsObject()) && dedicated_cpus_) {
+    element.add_child("kvm").add_child("hint-dedicated").set_attribute("state", "on");
+  }
   if (features != nullptr && features->IsObject()) {
     if (const Value* v = json::find(*features, "apic"); check_keys(v, path + ".apic", {"enabled", "endOfInterrupt"})) {
       if (feature_enabled(*v, path + ".apic")) {
@@ -430,6 +552,11 @@ void Converter::map_features(XmlElement& domain, const Value& spec_domain) {
       }
     }
     const Value* hyperv = json::find(*features, "hyperv");
+    const Value* passthrough_state = json::find(*features, "hypervPassthrough");
+    if (passthrough_state != nullptr && passthrough_state->IsObject() &&
+        get_bool(*passthrough_state, "enabled", path + ".hypervPassthrough").value_or(false)) {
+      hyperv = nullptr;  // passthrough gives the guest every enlightenment (hypervisor_features.go)
+    }
     if (check_keys(hyperv, path + ".hyperv",
                    {"relaxed", "vapic", "spinlocks", "vpindex", "runtime", "synic", "synictimer", "reset", "vendorid",
                     "frequencies", "reenlightenment", "tlbflush", "ipi", "evmcs"})) {
@@ -471,8 +598,13 @@ void Converter::map_features(XmlElement& domain, const Value& spec_domain) {
         auto& child = hv.add_child(std::string(tag));
         child.set_attribute("state", on ? "on" : "off");
         if (key == "spinlocks" && on) {
-          // 4096 is the API default and minimum (api defaults.go).
-          child.set_attribute("retries", std::to_string(get_int(*v, "spinlocks", item).value_or(4096)));
+          // 4096 is the API default (api defaults.go); libvirt refuses fewer than 4095 retries.
+          const std::int64_t retries = get_int(*v, "spinlocks", item).value_or(4096);
+          if (retries < 4095) {
+            fail(item + ".spinlocks",
+                 "must be at least 4095 (libvirt: \"HyperV spinlock retry count must be at least 4095\")");
+          }
+          child.set_attribute("retries", std::to_string(retries));
         } else if (key == "vendorid" && on) {
           child.set_attribute("value", get_string(*v, "vendorid", item).value_or(""));
         } else if (key == "synictimer") {
@@ -487,7 +619,20 @@ void Converter::map_features(XmlElement& domain, const Value& spec_domain) {
     const Value* kvm = json::find(*features, "kvm");
     if (check_keys(kvm, path + ".kvm", {"hidden"})) {
       const bool hidden = get_bool(*kvm, "hidden", path + ".kvm").value_or(false);
-      element.add_child("kvm").add_child("hidden").set_attribute("state", hidden ? "on" : "off");
+      auto& kvm_element = element.add_child("kvm");
+      kvm_element.add_child("hidden").set_attribute("state", hidden ? "on" : "off");
+      if (dedicated_cpus_) {
+        kvm_element.add_child("hint-dedicated").set_attribute("state", "on");
+      }
+    } else if (dedicated_cpus_) {
+      // The guest may assume its vCPUs are never preempted (hypervisor_features.go).
+      element.add_child("kvm").add_child("hint-dedicated").set_attribute("state", "on");
+    }
+    if (const Value* passthrough = json::find(*features, "hypervPassthrough");
+        check_keys(passthrough, path + ".hypervPassthrough", {"enabled"})) {
+      if (get_bool(*passthrough, "enabled", path + ".hypervPassthrough").value_or(false)) {
+        element.add_child("hyperv").set_attribute("mode", "passthrough");
+      }
     }
     if (const Value* v = json::find(*features, "pvspinlock"); check_keys(v, path + ".pvspinlock", {"enabled"})) {
       element.add_child("pvspinlock").set_attribute("state", feature_enabled(*v, path + ".pvspinlock") ? "on" : "off");
@@ -509,10 +654,17 @@ void Converter::map_clock(XmlElement& domain, const Value& spec_domain) {
   auto& element = domain.add_child("clock");
   const Value* utc = json::find(*clock, "utc");
   auto timezone = get_string(*clock, "timezone", path);
-  if (utc != nullptr && timezone) {
-    fail(path, "utc and timezone are mutually exclusive");
-  }
-  if (timezone) {
+  // Both set: UTC wins, as in clock.go (the API's union is not enforced by the webhook).
+  if (timezone && utc == nullptr) {
+    // libvirt's schema: [a-zA-Z0-9_.+-/]+ (an IANA name such as Europe/Berlin).
+    const bool valid = !timezone->empty() && std::all_of(timezone->begin(), timezone->end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             std::string_view("_.+-/").find(c) != std::string_view::npos;
+    });
+    if (!valid) {
+      fail(path + ".timezone",
+           "must be a time zone name such as Europe/Berlin (libvirt's schema refuses \"" + *timezone + "\")");
+    }
     element.set_attribute("offset", "timezone").set_attribute("timezone", *timezone);
   } else {
     element.set_attribute("offset", "utc");

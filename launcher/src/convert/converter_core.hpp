@@ -22,6 +22,10 @@ using json::Value;
 
 inline constexpr std::string_view unsupported = "not supported by vmgate-launcher";
 
+// The config volume source of `volume` ("configMap", "secret", "downwardAPI", "serviceAccount",
+// "sysprep"), or nullopt.
+std::optional<std::string> config_source(const Value& volume);
+
 // One conversion. The first error wins; later steps still run but their output is discarded.
 class Converter {
  public:
@@ -57,16 +61,27 @@ class Converter {
   void map_memory_hotplug(XmlElement& domain, std::int64_t guest, std::int64_t max_guest, bool gigantic);
   std::optional<std::int64_t> memory_bytes(const std::string& text, const std::string& path);
   void map_cpu(XmlElement& domain, const Value& spec_domain);
+  void map_cpu_pinning(XmlElement& domain, bool isolate_emulator_thread);
+  void map_iothreads(XmlElement& domain, const Value& spec_domain);
   void map_os(XmlElement& domain, const Value& spec_domain);
   void map_features(XmlElement& domain, const Value& spec_domain);
   void map_clock(XmlElement& domain, const Value& spec_domain);
   void map_devices(XmlElement& domain, const Value& spec_domain);
   void map_disks(XmlElement& devices, const Value& device_spec);
+  // <driver> attributes a disk sets for its volume.
+  struct DiskDriver {
+    std::string cache;
+    std::string io;
+    std::int64_t iothread = 0;
+    std::int64_t queues = 0;
+    bool lun = false;
+  };
   void map_volume_source(XmlElement& disk, const Value& volume, const std::string& path, bool cdrom,
-                         std::string_view disk_driver_cache);
+                         const DiskDriver& disk_driver);
   void map_interfaces(XmlElement& devices, const Value& device_spec);
   // The virtio-mem device of memory hotplug (map_memory decided its sizes).
   void map_memory_device(XmlElement& devices);
+  void map_filesystems(XmlElement& devices, const Value& device_spec);
 
   const Value& vmi_;
   const ConvertOptions& options_;
@@ -74,7 +89,21 @@ class Converter {
   std::string namespace_;
   std::string name_;
   std::string domain_name_;
-  std::int64_t vcpus_ = 1;
+  std::int64_t vcpus_ = 1;          // <vcpu>: every vCPU, hotpluggable ones included
+  std::int64_t enabled_vcpus_ = 1;  // sockets·cores·threads: the vCPUs the guest starts with
+  bool dedicated_cpus_ = false;
+  bool block_multi_queue_ = false;
+  bool interface_multi_queue_ = false;
+  bool usb_needed_ = false;
+  bool shared_memory_ = false;
+  std::int64_t guest_bytes_ = 0;
+  bool start_paused_ = false;
+  // I/O threads (iothreads.go): 0 without; disks take auto threads 1..auto_threads_ round robin
+  // and dedicated ones after them.
+  std::int64_t iothreads_ = 0;
+  std::int64_t auto_threads_ = 0;
+  std::int64_t next_auto_thread_ = 1;
+  std::int64_t next_dedicated_thread_ = 1;
   // Memory hotplug (spec.domain.memory.maxGuest above guest), decided by map_memory: the boot
   // memory of the one NUMA cell, and the virtio-mem device's size, block and requested size.
   struct MemoryHotplug {

@@ -18,9 +18,13 @@ namespace {
 
 const std::filesystem::path golden_dir = std::filesystem::path(VMGATE_SOURCE_DIR) / "test/fixtures/launcher/golden";
 
+// A pod with CPUs 2, 3, 5 and 7 (dedicatedCpuPlacement pins in this order), and the volume
+// "lun" mounted as a block device.
 ConvertOptions golden_options() {
   ConvertOptions options;
   options.software_emulation = true;
+  options.cpuset = {2, 3, 5, 7};
+  options.layout.block_pvcs = {"lun"};
   return options;
 }
 
@@ -72,8 +76,8 @@ TEST(ConverterErrors, UnsupportedDeviceNamesTheField) {
 }
 
 TEST(ConverterErrors, UnsupportedNestedFieldNamesThePath) {
-  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"dedicatedCpuPlacement":true}}}})"),
-            "spec.domain.cpu.dedicatedCpuPlacement: not supported by vmgate-launcher");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"realtime":{}}}}})"),
+            "spec.domain.cpu.realtime: not supported by vmgate-launcher");
   EXPECT_EQ(convert_error(std::string(minimal_head) +
                           R"("devices":{"disks":[{"name":"d","disk":{"bus":"virtio"},"shareable":true}]}}}})"),
             "spec.domain.devices.disks[0].shareable: not supported by vmgate-launcher");
@@ -102,8 +106,8 @@ TEST(ConverterErrors, DiskWithoutVolume) {
 
 TEST(ConverterErrors, UnsupportedVolumeSource) {
   EXPECT_EQ(convert_error(std::string(minimal_head) +
-                          R"("devices":{"disks":[{"name":"d"}]}},"volumes":[{"name":"d","secret":{}}]}})"),
-            "spec.volumes[0].secret: not supported by vmgate-launcher");
+                          R"("devices":{"disks":[{"name":"d"}]}},"volumes":[{"name":"d","ephemeral":{}}]}})"),
+            "spec.volumes[0].ephemeral: not supported by vmgate-launcher");
 }
 
 TEST(ConverterErrors, NamesThatWouldLeaveThePodDirectories) {
