@@ -1,8 +1,9 @@
 // The closed loop (docs/launcher.md, "The closed loop"): every VM and VMI that the admission core
-// admits, from four sources, goes through the launcher's converter and is defined with
+// admits, from five sources, goes through the launcher's converter and is defined with
 // VIR_DOMAIN_DEFINE_VALIDATE on test:///default. The converter may refuse only what needs
 // hardware (the list below, each refusal naming its field); everything it converts must define.
 // One process: admission, conversion and libvirt's test driver all run in-process.
+//   - KubeVirt's examples (VMGATE_SHARED_DIR/data/real-world/kubevirt-examples; skipped when absent),
 //   - the admission fixtures (test/fixtures/admission-cases),
 //   - the acceptance sample (VMGATE_SHARED_DIR/acceptance-sample; skipped when absent),
 //   - the common-instancetypes matrix (VMGATE_SHARED_DIR/data/common-instancetypes: every
@@ -406,6 +407,54 @@ TEST_F(ClosedLoop, CommonInstancetypeMatrix) {
   }
   const Counts counts = run("common-instancetypes matrix", cases);
   EXPECT_GE(counts.converted, 1000);
+}
+
+// KubeVirt's published examples (kubevirt/kubevirt examples/), with the instancetypes and
+// preferences they name and the KubeVirt CR of the feature gates KubeVirt validates them with:
+// every example admission admits converts, but those that need hardware, which are refused by
+// name (GPUs, SR-IOV, resource claims, arm64).
+TEST_F(ClosedLoop, KubevirtExamples) {
+  const fs::path dir = shared_dir / "data/real-world/kubevirt-examples";
+  if (!fs::exists(dir)) {
+    GTEST_SKIP() << "no real-world data in VMGATE_SHARED_DIR (" << shared_dir << ")";
+  }
+  std::vector<std::string> object_files;
+  for (const char* sub : {"objects", "cluster-gates"}) {
+    for (const auto& entry : fs::directory_iterator(dir / sub)) {
+      object_files.push_back(entry.path().string());
+    }
+  }
+  std::sort(object_files.begin(), object_files.end());
+  std::istringstream no_input;
+  Result<std::vector<kube::ManifestObject>> objects = kube::load_manifests(object_files, no_input);
+  ASSERT_TRUE(objects.ok()) << objects.error().message;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir / "vms")) {
+    files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<Case> cases;
+  for (const fs::path& file : files) {
+    Result<std::vector<kube::ManifestObject>> loaded = kube::load_manifests({file.string()}, no_input);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    for (const kube::ManifestObject& object : *loaded) {
+      Case c;
+      c.name = file.filename().string();
+      c.objects.SetArray();
+      for (const kube::ManifestObject& cluster_object : *objects) {
+        c.objects.PushBack(json::copy(cluster_object.object(), c.objects.GetAllocator()), c.objects.GetAllocator());
+      }
+      c.request.SetObject();
+      json::set_string(c.request, "operation", "CREATE", c.request.GetAllocator());
+      json::set_string(c.request, "namespace", "default", c.request.GetAllocator());
+      json::set(c.request, "object", json::copy(object.object(), c.request.GetAllocator()), c.request.GetAllocator());
+      cases.push_back(std::move(c));
+    }
+  }
+  ASSERT_EQ(cases.size(), 34U);
+  const Counts counts = run("KubeVirt's examples", cases);
+  EXPECT_EQ(counts.vms + counts.vmis, 28);
+  EXPECT_GE(counts.converted, 24);
 }
 
 // tools/differential/generate.py, a fixed seed and count: plausible VMs and VMIs with faults
