@@ -401,6 +401,26 @@ TEST_F(BootTest, RestartedLauncherCleansUpTheDomainOfACrashedOne) {
   EXPECT_TRUE(qemu_pids().empty());
 }
 
+// startStrategy Paused: the domain is created paused (the test driver cannot, so this boots),
+// the guest never runs, and a stop request ends it when the grace period runs out.
+TEST_F(BootTest, StartStrategyPausedKeepsTheGuestPaused) {
+  auto launcher = start(write_vmi("poweroff", "", "", "  startStrategy: Paused\n"));
+  const auto deadline = std::chrono::steady_clock::now() + boot_timeout;
+  while (read_or_empty(work() / "status.json").find("started paused") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline && launcher->running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_NE(read_or_empty(work() / "status.json").find("started paused"), std::string::npos) << diagnostics();
+  std::this_thread::sleep_for(seconds(5));
+  EXPECT_EQ(read_or_empty(serial_log()).find("VMGATE-DMI"), std::string::npos) << "a paused guest ran" << diagnostics();
+  launcher->signal(SIGTERM);
+  const std::optional<int> status = launcher->wait(seconds(120));
+  ASSERT_TRUE(status.has_value()) << diagnostics();
+  EXPECT_NE(read_or_empty(work() / "launcher.err").find("grace period of 5 s expired"), std::string::npos)
+      << diagnostics();
+  EXPECT_TRUE(qemu_pids().empty());
+}
+
 // Memory and CPU hotplug (docs/launcher.md, "Memory and CPU hotplug") on the README's example VM,
 // expanded by the admission core from its instancetype and preference: 4Gi guest memory with
 // maxGuest 16Gi (a virtio-mem device, nothing plugged) and 2 vCPUs as cores with maxSockets 4

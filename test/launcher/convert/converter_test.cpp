@@ -175,6 +175,46 @@ TEST(ConverterErrors, CpuHotplugNamesTheField) {
             "spec.domain.cpu: more than 4096 vCPUs");
 }
 
+// What libvirt or the pod would refuse later is refused here, by field.
+TEST(ConverterErrors, RefusalsNameTheFieldAndTheReason) {
+  EXPECT_EQ(
+      convert_error(std::string(minimal_head) +
+                    R"("cpu":{"sockets":2,"cores":2,"dedicatedCpuPlacement":true,"isolateEmulatorThread":true}}}})"),
+      "spec.domain.cpu.dedicatedCpuPlacement: needs 5 CPUs in the pod's cpuset, which has 4");
+  EXPECT_EQ(
+      convert_error(
+          std::string(minimal_head) +
+          R"("devices":{"disks":[{"name":"d","lun":{}}]}},"volumes":[{"name":"d","emptyDisk":{"capacity":"1Gi"}}]}})"),
+      "spec.volumes[0]: a lun disk needs a block volume (a persistentVolumeClaim or dataVolume of volumeMode Block)");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("devices":{"interfaces":[{"name":"x","bridge":{}}]}}}})"),
+            "spec.domain.devices.interfaces[0].name: no network named \"x\" in spec.networks");
+  EXPECT_EQ(convert_error(std::string(minimal_head) +
+                          R"("devices":{"interfaces":[{"name":"x","bridge":{},)"
+                          R"("macAddress":"02:00:00:00:00"}]}},"networks":[{"name":"x","pod":{}}]}})"),
+            "spec.domain.devices.interfaces[0].macAddress: must be a MAC address of six bytes");
+  EXPECT_EQ(
+      convert_error(std::string(minimal_head) + R"("devices":{"disks":[{"name":"d","blockSize":{"matchVolume":{}}}]}},)"
+                                                R"("volumes":[{"name":"d","emptyDisk":{"capacity":"1Gi"}}]}})"),
+      "spec.domain.devices.disks[0].blockSize.matchVolume: the volume's block size was not probed");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("features":{"hyperv":{"spinlocks":{"spinlocks":1024}}}}}})"),
+            "spec.domain.features.hyperv.spinlocks.spinlocks: must be at least 4095 (libvirt: \"HyperV spinlock retry "
+            "count must be at least 4095\")");
+  EXPECT_EQ(
+      convert_error(std::string(minimal_head) + R"("clock":{"timezone":"not a zone"}}}})"),
+      "spec.domain.clock.timezone: must be a time zone name such as Europe/Berlin (libvirt's schema refuses \"not "
+      "a zone\")");
+  EXPECT_EQ(
+      convert_error(std::string(minimal_head) +
+                    R"("cpu":{"model":"Haswell","features":[{"name":"pcid"},{"name":"pcid","policy":"disable"}]}}}})"),
+      "spec.domain.cpu.features[1].name: \"pcid\" is listed twice (libvirt: \"CPU feature specified more than "
+      "once\")");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("ioThreadsPolicy":"supplementalPool"}}})"),
+            "spec.domain.ioThreadsPolicy: must be shared or auto (libvirt 9.0 has no disk thread pools)");
+  EXPECT_EQ(convert_error(
+                R"({"metadata":{"name":"a"},"spec":{"architecture":"arm64","domain":{"memory":{"guest":"64Mi"}}}})"),
+            "spec.architecture: needs a arm64 host: vmgate-launcher runs amd64 guests");
+}
+
 TEST(ConverterErrors, WrongTypeNamesTheField) {
   EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"cores":"2"}}}})"),
             "spec.domain.cpu.cores: must be an integer, not a string");

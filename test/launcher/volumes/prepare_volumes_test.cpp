@@ -4,6 +4,7 @@
 #include <sys/sysmacros.h>
 
 #include <gtest/gtest.h>
+#include <sys/statfs.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -215,6 +216,35 @@ TEST(PrepareVolumes, ConfigMapDiskIsAnIsoOfTheMountedFiles) {
   const Status missing = prepare_volumes(plan);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("the pod did not mount the volume's files here"), std::string::npos);
+}
+
+// blockSize.matchVolume on a file: its file system's block size (statfs), probed before the file
+// exists (overlays and empty disks are made later) from its nearest directory; only for the disks
+// that ask.
+TEST(ProbeBlockSizes, FileVolumesGetTheirFileSystemsBlockSize) {
+  const TemporaryDirectory directory;
+  const PodLayout layout = layout_below(directory.path().string());
+  const json::Document vmi = vmgate::testing::parse(R"({"spec": {"domain": {"devices": {"disks": [
+      {"name": "a", "blockSize": {"matchVolume": {}}},
+      {"name": "b", "blockSize": {"matchVolume": {"enabled": false}}},
+      {"name": "c"}]}},
+    "volumes": [{"name": "a", "emptyDisk": {"capacity": "1Gi"}}, {"name": "b", "emptyDisk": {"capacity": "1Gi"}},
+                {"name": "c", "emptyDisk": {"capacity": "1Gi"}}]}})");
+  Result<std::map<std::string, BlockSizes>> sizes = probe_block_sizes(vmi, layout);
+  ASSERT_TRUE(sizes.ok()) << sizes.error().message;
+  ASSERT_EQ(sizes->size(), 1U);
+  struct statfs info {};
+  ASSERT_EQ(::statfs(directory.path().c_str(), &info), 0);
+  EXPECT_EQ(sizes->at("a").logical, static_cast<unsigned>(info.f_bsize));
+  EXPECT_EQ(sizes->at("a").physical, static_cast<unsigned>(info.f_bsize));
+
+  const json::Document cloud = vmgate::testing::parse(R"({"spec": {"domain": {"devices": {"disks": [
+      {"name": "seed", "blockSize": {"matchVolume": {}}}]}},
+    "volumes": [{"name": "seed", "cloudInitNoCloud": {"userData": "x"}}]}})");
+  Result<std::map<std::string, BlockSizes>> none = probe_block_sizes(cloud, layout);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().message,
+            "spec.domain.devices.disks[0].blockSize.matchVolume: the volume of disk \"seed\" has no file to probe");
 }
 
 // KubeVirt's isBlockDeviceVolume: a claim whose /dev/<volume> is a block device. Needs root for
