@@ -351,27 +351,29 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
   }
 }
 
-// dedicatedCpuPlacement: every vCPU pinned to its own CPU of the pod's cpuset (the CPUs the
-// kubelet's static CPU manager gave the pod), in order, and an isolated emulator thread to the
+// dedicatedCpuPlacement: every enabled vCPU pinned to its own CPU of the pod's cpuset (the CPUs the
+// kubelet's static CPU manager gave the pod for them), in order (hotpluggable vCPUs are not: the
+// pod has no CPUs for them yet, as KubeVirt counts it), and an isolated emulator thread to the
 // CPU after them; KubeVirt's virt-launcher pins from the same cpuset (vcpu.go
 // AdjustDomainForTopologyAndCPUSet, which also follows the host's thread siblings: vmgate pins in
 // cpuset order; docs/launcher.md, "Dedicated CPUs").
 void Converter::map_cpu_pinning(XmlElement& domain, bool isolate_emulator_thread) {
   const auto& cpuset = options_.cpuset;
-  const std::int64_t needed = vcpus_ + (isolate_emulator_thread ? 1 : 0);
+  const std::int64_t needed = enabled_vcpus_ + (isolate_emulator_thread ? 1 : 0);
   if (static_cast<std::int64_t>(cpuset.size()) < needed) {
     fail("spec.domain.cpu.dedicatedCpuPlacement",
          "needs " + std::to_string(needed) + " CPUs in the pod's cpuset, which has " + std::to_string(cpuset.size()));
     return;
   }
   auto& cputune = domain.add_child("cputune");
-  for (std::int64_t vcpu = 0; vcpu < vcpus_; ++vcpu) {
+  for (std::int64_t vcpu = 0; vcpu < enabled_vcpus_; ++vcpu) {
     cputune.add_child("vcpupin")
         .set_attribute("vcpu", std::to_string(vcpu))
         .set_attribute("cpuset", std::to_string(cpuset[static_cast<std::size_t>(vcpu)]));
   }
   if (isolate_emulator_thread) {
-    cputune.add_child("emulatorpin").set_attribute("cpuset", std::to_string(cpuset[static_cast<std::size_t>(vcpus_)]));
+    cputune.add_child("emulatorpin")
+        .set_attribute("cpuset", std::to_string(cpuset[static_cast<std::size_t>(enabled_vcpus_)]));
   }
 }
 

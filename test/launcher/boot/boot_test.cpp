@@ -3,6 +3,7 @@
 // VMI's firmware.kernelBoot. The guest's /init (test/fixtures/launcher/boot/init) prints markers
 // on the serial console, which the launcher logs to a file. Prerequisites missing: skipped, but
 // failed when CI=true (tools/launcher-boot-prereqs provides them). Never asserts on boot speed.
+#include <sched.h>
 #include <signal.h>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -396,6 +398,64 @@ TEST_F(BootTest, RestartedLauncherCleansUpTheDomainOfACrashedOne) {
   auto launcher = start(vmi);
   ASSERT_TRUE(wait_for_marker("VMGATE-HANG", *launcher)) << diagnostics();
   EXPECT_NE(::kill(orphans[0], 0), 0) << "the previous QEMU survived the restart";
+  launcher->signal(SIGTERM);
+  EXPECT_TRUE(launcher->wait(seconds(120)).has_value()) << diagnostics();
+  EXPECT_TRUE(qemu_pids().empty());
+}
+
+// The CPUs a thread may run on (/proc/PID/task/TID/status Cpus_allowed_list), by thread name.
+std::map<std::string, std::string> thread_cpus(pid_t pid) {
+  std::map<std::string, std::string> cpus;
+  std::error_code error;
+  for (const auto& task : fs::directory_iterator(fs::path("/proc") / std::to_string(pid) / "task", error)) {
+    std::string name = read_or_empty(task.path() / "comm");
+    if (!name.empty() && name.back() == '\n') {
+      name.pop_back();
+    }
+    const std::string status = read_or_empty(task.path() / "status");
+    const std::size_t at = status.find("Cpus_allowed_list:");
+    if (at != std::string::npos) {
+      const std::size_t start = status.find_first_not_of(" \t", at + 18);
+      cpus[task.path().filename() == std::to_string(pid) ? "main" : name] =
+          status.substr(start, status.find('\n', start) - start);
+    }
+  }
+  return cpus;
+}
+
+// dedicatedCpuPlacement with an isolated emulator thread (docs/launcher.md, "Dedicated CPUs"): the
+// launcher pins from its own CPU affinity, vCPU 0 to the first CPU and QEMU's emulator thread to
+// the next. Needs two CPUs in the test's affinity.
+TEST_F(BootTest, DedicatedCpusArePinnedFromTheAffinity) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int> allowed;
+  for (std::size_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) {
+      allowed.push_back(static_cast<int>(cpu));
+    }
+  }
+  if (allowed.size() < 2) {
+    GTEST_SKIP() << "needs two CPUs";
+  }
+  cpu_ =
+      "{model: host-model, sockets: 1, cores: 1, threads: 1, dedicatedCpuPlacement: true, "
+      "isolateEmulatorThread: true}";
+  auto launcher = start(write_vmi("hang"));
+  ASSERT_TRUE(wait_for_marker("VMGATE-HANG", *launcher)) << diagnostics();
+  // The domain's QEMU (the root's driver.pid is the launcher itself).
+  const pid_t qemu = std::atoi(read_or_empty(root() / "run/qemu/default_boot-hang.pid").c_str());
+  ASSERT_GT(qemu, 0) << diagnostics();
+  const std::map<std::string, std::string> cpus = thread_cpus(qemu);
+  std::string vcpu;
+  for (const auto& [name, list] : cpus) {
+    if (name.rfind("CPU 0/", 0) == 0) {
+      vcpu = list;
+    }
+  }
+  EXPECT_EQ(vcpu, std::to_string(allowed[0])) << diagnostics();
+  ASSERT_EQ(cpus.count("main"), 1U);
+  EXPECT_EQ(cpus.at("main"), std::to_string(allowed[1])) << diagnostics();
   launcher->signal(SIGTERM);
   EXPECT_TRUE(launcher->wait(seconds(120)).has_value()) << diagnostics();
   EXPECT_TRUE(qemu_pids().empty());
