@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "vmgate/launcher/converter.hpp"
+#include "vmgate/launcher/host_topology.hpp"
 #include "vmgate/launcher/options.hpp"
 #include "vmgate/launcher/vmi_source.hpp"
 #include "vmgate/launcher/volume_plan.hpp"
@@ -144,6 +145,7 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   if (!options->kernel_boot_dir.empty()) {
     convert_options.layout.kernel_boot_dir = options->kernel_boot_dir;
   }
+  convert_options.cpu_numa_nodes = host_cpu_numa_nodes();
   Result<std::map<std::string, BlockSizes>> block_sizes = probe_block_sizes(*vmi, convert_options.layout);
   if (!block_sizes) {
     err << "vmgate-launcher: " << block_sizes.error().message << '\n';

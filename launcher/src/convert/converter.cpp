@@ -72,6 +72,7 @@ Result<std::string> Converter::run() {
   map_metadata(domain);
   map_memory(domain, *spec_domain);
   map_cpu(domain, *spec_domain);
+  map_memory_backing(domain);
   map_iothreads(domain, *spec_domain);
   map_os(domain, *spec_domain);
   map_features(domain, *spec_domain);

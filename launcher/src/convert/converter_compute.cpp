@@ -149,19 +149,7 @@ void Converter::map_memory(XmlElement& domain, const Value& spec_domain) {
   // and a NUMA cell for it (cpu.go configureSyntheticNUMA; map_cpu writes it).
   const Value* filesystems = json::find_path(spec_domain, {"devices", "filesystems"});
   shared_memory_ = filesystems != nullptr && filesystems->IsArray() && !filesystems->Empty();
-  if (page_bytes != 0 || shared_memory_) {
-    auto& backing = domain.add_child("memoryBacking");
-    if (page_bytes != 0) {
-      backing.add_child("hugepages")
-          .add_child("page")
-          .set_attribute("size", std::to_string(page_bytes / 1024))
-          .set_attribute("unit", "KiB");
-    }
-    if (shared_memory_) {
-      backing.add_child("source").set_attribute("type", "memfd");
-      backing.add_child("access").set_attribute("mode", "shared");
-    }
-  }
+  page_bytes_ = page_bytes;  // <memoryBacking>: map_memory_backing, after map_cpu's NUMA cells
 }
 
 // Memory hotplug as KubeVirt's launcher laid it out for libvirt 9 (setupDomainMemory of "virt-launcher:
@@ -235,7 +223,16 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
   bool isolate_emulator_thread = false;
   if (check_keys(cpu, path,
                  {"sockets", "cores", "threads", "model", "features", "maxSockets", "dedicatedCpuPlacement",
-                  "isolateEmulatorThread"})) {
+                  "isolateEmulatorThread", "numa", "realtime"})) {
+    // realtime (vcpu.go): the PMU off, and with NUMA passthrough no shared pages. The vCPU threads'
+    // FIFO scheduling is virt-handler's, outside the domain (docs/launcher.md, "Dedicated CPUs").
+    if (const Value* realtime = json::find(*cpu, "realtime"); check_keys(realtime, path + ".realtime", {"mask"})) {
+      realtime_ = true;
+    }
+    if (const Value* numa = json::find(*cpu, "numa"); check_keys(numa, path + ".numa", {"guestMappingPassthrough"})) {
+      numa_passthrough_ =
+          check_keys(json::find(*numa, "guestMappingPassthrough"), path + ".numa.guestMappingPassthrough", {});
+    }
     dedicated_cpus_ = get_bool(*cpu, "dedicatedCpuPlacement", path).value_or(false);
     isolate_emulator_thread = get_bool(*cpu, "isolateEmulatorThread", path).value_or(false);
     sockets = get_int(*cpu, "sockets", path).value_or(1);
@@ -328,7 +325,10 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
   if (element.name() == "cpu" && model != "host-model" && model != "host-passthrough" && !has_mpx) {
     element.add_child("feature").set_attribute("policy", "disable").set_attribute("name", "mpx");
   }
-  if (memory_hotplug_) {
+  if (numa_passthrough_) {
+    map_numa_passthrough(element);
+  }
+  if (memory_hotplug_ && !numa_passthrough_) {
     // Memory devices need a NUMA node: one cell with every vCPU and the boot memory.
     element.add_child("numa")
         .add_child("cell")
@@ -337,7 +337,7 @@ void Converter::map_cpu(XmlElement& domain, const Value& spec_domain) {
         .set_attribute("memory", std::to_string(memory_hotplug_->boot_bytes))
         .set_attribute("unit", "b");
   }
-  if (shared_memory_ && !memory_hotplug_) {
+  if (shared_memory_ && !memory_hotplug_ && !numa_passthrough_) {
     element.add_child("numa")
         .add_child("cell")
         .set_attribute("id", "0")
@@ -374,6 +374,112 @@ void Converter::map_cpu_pinning(XmlElement& domain, bool isolate_emulator_thread
   if (isolate_emulator_thread) {
     cputune.add_child("emulatorpin")
         .set_attribute("cpuset", std::to_string(cpuset[static_cast<std::size_t>(enabled_vcpus_)]));
+  }
+}
+
+// numa.guestMappingPassthrough (vcpu.go numaMapping): the guest gets one NUMA cell per host NUMA
+// node its pinned vCPUs run on, in host order, with those vCPUs and an equal share of the memory
+// (whole huge pages; the first cells take the pages left over), bound there strictly
+// (<numatune>), backed by huge pages of that cell. Without a reported host topology KubeVirt maps
+// nothing, and neither does vmgate. The host topology is ConvertOptions::cpu_numa_nodes.
+void Converter::map_numa_passthrough(XmlElement& cpu) {
+  const std::string field = "spec.domain.cpu.numa.guestMappingPassthrough";
+  if (!dedicated_cpus_) {
+    fail(field, "needs spec.domain.cpu.dedicatedCpuPlacement");
+    return;
+  }
+  if (page_bytes_ == 0) {
+    fail(field,
+         "needs spec.domain.memory.hugepages (KubeVirt: \"passing through a numa topology is restricted to VMIs "
+         "with hugepages enabled\")");
+    return;
+  }
+  if (options_.cpu_numa_nodes.empty() || static_cast<std::int64_t>(options_.cpuset.size()) < enabled_vcpus_) {
+    return;  // no topology reported (or the pinning failed, which map_cpu_pinning names)
+  }
+  // host node → the vCPUs pinned to its CPUs
+  std::map<int, std::vector<std::int64_t>> by_node;
+  for (std::int64_t vcpu = 0; vcpu < enabled_vcpus_; ++vcpu) {
+    const int host_cpu = options_.cpuset[static_cast<std::size_t>(vcpu)];
+    auto node = options_.cpu_numa_nodes.find(host_cpu);
+    if (node == options_.cpu_numa_nodes.end()) {
+      fail(field, "host CPU " + std::to_string(host_cpu) + " is in no NUMA node of the reported topology");
+      return;
+    }
+    by_node[node->second].push_back(vcpu);
+  }
+  const auto cells = static_cast<std::int64_t>(by_node.size());
+  std::int64_t memory = guest_bytes_;
+  if (memory < cells * page_bytes_) {
+    fail(field, "not enough memory for one huge page per NUMA node");
+    return;
+  }
+  if (memory % page_bytes_ != 0) {
+    fail(field, "the memory is not a whole number of huge pages");
+    return;
+  }
+  const std::int64_t left_over = memory % (page_bytes_ * cells) / page_bytes_;
+  memory -= left_over * page_bytes_;
+  auto& numa = cpu.add_child("numa");
+  std::int64_t id = 0;
+  for (const auto& [node, vcpus] : by_node) {
+    std::string list;
+    for (const std::int64_t vcpu : vcpus) {
+      list += (list.empty() ? "" : ",") + std::to_string(vcpu);
+    }
+    numa.add_child("cell")
+        .set_attribute("id", std::to_string(id))
+        .set_attribute("cpus", list)
+        .set_attribute("memory", std::to_string(memory / cells + (id < left_over ? page_bytes_ : 0)))
+        .set_attribute("unit", "b");
+    numa_host_nodes_.push_back(node);
+    ++id;
+  }
+}
+
+// <numatune> and <memoryBacking>, once the NUMA cells are known.
+void Converter::map_memory_backing(XmlElement& domain) {
+  if (!numa_host_nodes_.empty()) {
+    auto& numatune = domain.add_child("numatune");
+    std::string nodeset;
+    for (const int node : numa_host_nodes_) {
+      nodeset += (nodeset.empty() ? "" : ",") + std::to_string(node);
+    }
+    numatune.add_child("memory").set_attribute("mode", "strict").set_attribute("nodeset", nodeset);
+    for (std::size_t cell = 0; cell < numa_host_nodes_.size(); ++cell) {
+      numatune.add_child("memnode")
+          .set_attribute("cellid", std::to_string(cell))
+          .set_attribute("mode", "strict")
+          .set_attribute("nodeset", std::to_string(numa_host_nodes_[cell]));
+    }
+  }
+  if (page_bytes_ == 0 && !shared_memory_) {
+    return;
+  }
+  auto& backing = domain.add_child("memoryBacking");
+  if (page_bytes_ != 0) {
+    auto& hugepages = backing.add_child("hugepages");
+    if (numa_host_nodes_.empty()) {
+      hugepages.add_child("page")
+          .set_attribute("size", std::to_string(page_bytes_ / 1024))
+          .set_attribute("unit", "KiB");
+    }
+    for (std::size_t cell = 0; cell < numa_host_nodes_.size(); ++cell) {
+      hugepages.add_child("page")
+          .set_attribute("size", std::to_string(page_bytes_ / 1024))
+          .set_attribute("unit", "KiB")
+          .set_attribute("nodeset", std::to_string(cell));
+    }
+  }
+  if (shared_memory_) {
+    backing.add_child("source").set_attribute("type", "memfd");
+    backing.add_child("access").set_attribute("mode", "shared");
+  }
+  if (!numa_host_nodes_.empty() && realtime_) {
+    backing.add_child("nosharepages");
+  }
+  if (!numa_host_nodes_.empty()) {
+    backing.add_child("allocation").set_attribute("mode", "immediate");
   }
 }
 
@@ -642,6 +748,9 @@ void Converter::map_features(XmlElement& domain, const Value& spec_domain) {
   }
   if (smm_) {
     element.add_child("smm").set_attribute("state", "on");
+  }
+  if (realtime_) {
+    element.add_child("pmu").set_attribute("state", "off");
   }
   element.add_child("vmport").set_attribute("state", "off");
 }

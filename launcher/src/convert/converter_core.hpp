@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/json_field.hpp"
@@ -62,6 +63,8 @@ class Converter {
   std::optional<std::int64_t> memory_bytes(const std::string& text, const std::string& path);
   void map_cpu(XmlElement& domain, const Value& spec_domain);
   void map_cpu_pinning(XmlElement& domain, bool isolate_emulator_thread);
+  void map_numa_passthrough(XmlElement& cpu);
+  void map_memory_backing(XmlElement& domain);
   void map_iothreads(XmlElement& domain, const Value& spec_domain);
   void map_os(XmlElement& domain, const Value& spec_domain);
   void map_features(XmlElement& domain, const Value& spec_domain);
@@ -96,6 +99,10 @@ class Converter {
   bool interface_multi_queue_ = false;
   bool usb_needed_ = false;
   bool shared_memory_ = false;
+  bool numa_passthrough_ = false;
+  bool realtime_ = false;
+  std::int64_t page_bytes_ = 0;       // hugepages.pageSize; 0 without
+  std::vector<int> numa_host_nodes_;  // guest NUMA cell i → its host node (passthrough)
   std::int64_t guest_bytes_ = 0;
   bool start_paused_ = false;
   // I/O threads (iothreads.go): 0 without; disks take auto threads 1..auto_threads_ round robin

@@ -18,12 +18,13 @@ namespace {
 
 const std::filesystem::path golden_dir = std::filesystem::path(VMGATE_SOURCE_DIR) / "test/fixtures/launcher/golden";
 
-// A pod with CPUs 2, 3, 5 and 7 (dedicatedCpuPlacement pins in this order), and the volume
-// "lun" mounted as a block device.
+// A pod with CPUs 2, 3, 5 and 7 (dedicatedCpuPlacement pins in this order; 2 and 3 on NUMA node
+// 0, 5 and 7 on node 1), and the volume "lun" mounted as a block device.
 ConvertOptions golden_options() {
   ConvertOptions options;
   options.software_emulation = true;
   options.cpuset = {2, 3, 5, 7};
+  options.cpu_numa_nodes = {{2, 0}, {3, 0}, {5, 1}, {7, 1}};
   options.layout.block_pvcs = {"lun"};
   return options;
 }
@@ -76,8 +77,8 @@ TEST(ConverterErrors, UnsupportedDeviceNamesTheField) {
 }
 
 TEST(ConverterErrors, UnsupportedNestedFieldNamesThePath) {
-  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"realtime":{}}}}})"),
-            "spec.domain.cpu.realtime: not supported by vmgate-launcher");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"realtime":{"priority":1}}}}})"),
+            "spec.domain.cpu.realtime.priority: not supported by vmgate-launcher");
   EXPECT_EQ(convert_error(std::string(minimal_head) +
                           R"("devices":{"disks":[{"name":"d","disk":{"bus":"virtio"},"shareable":true}]}}}})"),
             "spec.domain.devices.disks[0].shareable: not supported by vmgate-launcher");

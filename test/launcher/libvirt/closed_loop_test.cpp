@@ -44,7 +44,6 @@ constexpr std::string_view hardware_fields[] = {
     "spec.domain.devices.interfaces.sriov",  // SR-IOV virtual functions (device plugins)
     "spec.resourceClaims",                   // DRA resource claims
     "spec.domain.launchSecurity",            // SEV / SEV-SNP / TDX: the CPU's memory encryption
-    "spec.domain.cpu.numa",                  // guestMappingPassthrough: the node's NUMA cells
     "spec.architecture",                     // an arm64 or s390x guest needs a node of its own
 };
 
@@ -193,9 +192,10 @@ class ClosedLoop : public ::testing::Test {
     Counts counts;
     ConvertOptions options;
     options.software_emulation = true;
-    // A pod on a large node: dedicatedCpuPlacement finds its CPUs.
+    // A pod on a large node of two NUMA nodes: dedicatedCpuPlacement finds its CPUs.
     for (int cpu = 0; cpu < 1024; ++cpu) {
       options.cpuset.push_back(cpu);
+      options.cpu_numa_nodes[cpu] = cpu / 512;  // two NUMA nodes of 512 CPUs
     }
     // blockSize.matchVolume: every volume as if probed on an ext4 file system (4 KiB blocks).
     const BlockSizes ext4{4096, 4096};

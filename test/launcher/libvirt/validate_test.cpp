@@ -30,6 +30,7 @@ std::vector<Case> all_cases() {
   ConvertOptions options;
   options.software_emulation = true;
   options.cpuset = {2, 3, 5, 7};  // as the golden tests' pod
+  options.cpu_numa_nodes = {{2, 0}, {3, 0}, {5, 1}, {7, 1}};
   options.layout.block_pvcs = {"lun"};
   for (const char* dir : {"examples", "golden"}) {
     std::vector<std::filesystem::path> files;

@@ -37,6 +37,9 @@ struct ConvertOptions {
   /// The host CPUs the pod may use (its cgroup cpuset), in order: dedicatedCpuPlacement pins
   /// vCPU i to the i-th, and an isolated emulator thread to the one after the vCPUs.
   std::vector<int> cpuset;
+  /// Host CPU → its host NUMA node (/sys/devices/system/node), for numa.guestMappingPassthrough;
+  /// empty: no topology reported, no guest NUMA cells (as KubeVirt).
+  std::map<int, int> cpu_numa_nodes;
   /// Volume name → its probed block sizes (probe_block_sizes in volume_prepare.hpp), for the
   /// disks with blockSize.matchVolume.
   std::map<std::string, BlockSizes> block_sizes;
