@@ -367,8 +367,13 @@ TEST_F(ClosedLoop, AcceptanceSample) {
 }
 
 // Every cluster instancetype with every cluster preference, as a user's VM: a containerDisk root
-// disk and a cloud-init disk, the rest from the instancetype and the preference.
-TEST_F(ClosedLoop, CommonInstancetypeMatrix) {
+// disk and a cloud-init disk, the rest from the instancetype and the preference. In three shards
+// (instancetypes by index modulo 3), each its own ctest: under the sanitizers the whole matrix
+// takes minutes.
+class ClosedLoopMatrix : public ClosedLoop, public ::testing::WithParamInterface<int> {};
+constexpr int matrix_shards = 3;
+
+TEST_P(ClosedLoopMatrix, CommonInstancetypes) {
   const fs::path dir = shared_dir / "data/common-instancetypes";
   if (!fs::exists(dir)) {
     GTEST_SKIP() << "no common-instancetypes in VMGATE_SHARED_DIR (" << shared_dir << ")";
@@ -383,7 +388,11 @@ TEST_F(ClosedLoop, CommonInstancetypeMatrix) {
   ASSERT_GE(instancetypes->size(), 60U);
   ASSERT_GE(preferences->size(), 50U);
   std::vector<Case> cases;
+  int index = -1;
   for (const kube::ManifestObject& instancetype : *instancetypes) {
+    if (++index % matrix_shards != GetParam()) {
+      continue;
+    }
     const std::string_view it_name = json::find_string(*json::find(instancetype.object(), "metadata"), "name");
     for (const kube::ManifestObject& preference : *preferences) {
       const std::string_view pref_name = json::find_string(*json::find(preference.object(), "metadata"), "name");
@@ -405,9 +414,13 @@ TEST_F(ClosedLoop, CommonInstancetypeMatrix) {
       cases.push_back(std::move(c));
     }
   }
-  const Counts counts = run("common-instancetypes matrix", cases);
-  EXPECT_GE(counts.converted, 1000);
+  const Counts counts = run("common-instancetypes matrix (shard " + std::to_string(GetParam() + 1) + " of " +
+                                std::to_string(matrix_shards) + ")",
+                            cases);
+  EXPECT_GE(counts.converted, 600);
 }
+
+INSTANTIATE_TEST_SUITE_P(Shards, ClosedLoopMatrix, ::testing::Range(0, matrix_shards));
 
 // KubeVirt's published examples (kubevirt/kubevirt examples/), with the instancetypes and
 // preferences they name and the KubeVirt CR of the feature gates KubeVirt validates them with:
