@@ -86,7 +86,7 @@ std::string cloud_init_secret_dir(const PodLayout& layout, std::string_view volu
 
 std::optional<ConfigDisk> config_disk(const PodLayout& layout, std::string_view kind, std::string_view volume) {
   // pkg/config: <private>/<kind dir>/<vol> holds the mounted files, <private>/<kind dir>-disks the ISOs;
-  // the service account has one mount and one ISO.
+  // the service account is the pod's own token mount, with one ISO.
   const std::string vol(volume);
   for (const auto& [key, dir] : {std::pair{"configMap", "config-map"}, std::pair{"secret", "secret"},
                                  std::pair{"downwardAPI", "downwardapi"}, std::pair{"sysprep", "sysprep"}}) {
@@ -96,8 +96,7 @@ std::optional<ConfigDisk> config_disk(const PodLayout& layout, std::string_view 
     }
   }
   if (kind == "serviceAccount") {
-    return ConfigDisk{layout.private_dir + "/service-account",
-                      layout.private_dir + "/service-account-disk/service-account.iso"};
+    return ConfigDisk{layout.service_account_dir, layout.private_dir + "/service-account-disk/service-account.iso"};
   }
   return std::nullopt;
 }

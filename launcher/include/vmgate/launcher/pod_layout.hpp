@@ -38,6 +38,8 @@ struct PodLayout {
   /// Tap devices: `<tap_prefix>0` for the pod network, `<tap_prefix>` and 11 hex digits of the
   /// network name's SHA-256 for a Multus network (KubeVirt's names).
   std::string tap_prefix = "tap";
+  /// The pod's service account token, for a serviceAccount volume (pkg/config ServiceAccountSourceDir).
+  std::string service_account_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
   /// virtiofsd sockets of spec.domain.devices.filesystems.
   std::string virtiofs_dir = "/var/run/kubevirt/virtiofs-containers";
 };
@@ -75,7 +77,7 @@ std::string cloud_init_secret_dir(const PodLayout& layout, std::string_view volu
 /// disk: an ISO the launcher builds from the files the pod mounted (KubeVirt's config disks,
 /// pkg/config). `kind` is the volume source's key ("configMap", ...).
 struct ConfigDisk {
-  std::string source_dir;  // the pod's mount: <private_dir>/config-map/<vol>, ...
+  std::string source_dir;  // the pod's mount: <private_dir>/config-map/<vol>, ..., the service account's
   std::string iso;         // <private_dir>/config-map-disks/<vol>.iso, ...
 };
 /// The config disk of volume `volume` of source `kind`; nullopt for another kind.
