@@ -44,9 +44,10 @@ Result<std::string> kernel_boot_file(const PodLayout& layout, std::string_view p
 PodLayout layout_below(std::string_view root) {
   PodLayout layout;
   const std::string prefix(root);
-  for (std::string* directory : {&layout.pvc_dir, &layout.container_disk_dir, &layout.ephemeral_dir,
-                                 &layout.empty_disk_dir, &layout.cloud_init_dir, &layout.kernel_boot_dir,
-                                 &layout.private_dir, &layout.nvram_dir, &layout.virtiofs_dir}) {
+  for (std::string* directory :
+       {&layout.pvc_dir, &layout.container_disk_dir, &layout.ephemeral_dir, &layout.empty_disk_dir,
+        &layout.cloud_init_dir, &layout.kernel_boot_dir, &layout.private_dir, &layout.nvram_dir, &layout.virtiofs_dir,
+        &layout.service_account_dir}) {
     *directory = prefix + *directory;
   }
   return layout;
