@@ -3,6 +3,8 @@
 // that leave no pod or VMI without its owner.
 #include "vmgate/server/controller_plan.hpp"
 
+#include <algorithm>
+#include <initializer_list>
 #include <map>
 
 namespace vmgate::controller {
@@ -47,13 +49,13 @@ std::string_view controller_owner(const json::Value& object, std::string_view ki
   return {};
 }
 
-bool has_finalizer(const json::Value& object, std::string_view finalizer) {
+bool has_finalizer(const json::Value& object, std::initializer_list<std::string_view> wanted) {
   const json::Value* finalizers = json::find_path(object, {"metadata", "finalizers"});
   if (finalizers == nullptr || !finalizers->IsArray()) {
     return false;
   }
   for (const auto& item : finalizers->GetArray()) {
-    if (item.IsString() && json::as_view(item) == finalizer) {
+    if (item.IsString() && std::find(wanted.begin(), wanted.end(), json::as_view(item)) != wanted.end()) {
       return true;
     }
   }
@@ -92,15 +94,16 @@ Action action(ActionKind kind, std::string kind_name, const json::Value& object,
 
 // A JSON patch that removes `finalizer`, tested against the list as read (a concurrent change
 // makes the patch fail instead of dropping another controller's finalizer).
-Action remove_finalizer(const json::Value& object, std::string kind_name, std::string_view finalizer,
-                        std::string reason) {
+Action remove_finalizer(const json::Value& object, std::string kind_name,
+                        std::initializer_list<std::string_view> finalizers, std::string reason) {
   Action out = action(ActionKind::remove_finalizer, std::move(kind_name), object, std::move(reason));
   auto& a = out.body.GetAllocator();
   out.body.SetArray();
   const json::Value* current = json::find_path(object, {"metadata", "finalizers"});
   json::Value remaining(rapidjson::kArrayType);
   for (const auto& item : current->GetArray()) {
-    if (!(item.IsString() && json::as_view(item) == finalizer)) {
+    if (!(item.IsString() &&
+          std::find(finalizers.begin(), finalizers.end(), json::as_view(item)) != finalizers.end())) {
       remaining.PushBack(json::copy(item, a), a);
     }
   }
@@ -322,8 +325,9 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
         actions.push_back(
             action(ActionKind::delete_vmi, "VirtualMachineInstance", *vmi, "its VirtualMachine is being deleted"));
       }
-      if (vmi == nullptr && has_finalizer(*vm, vmi_finalizer)) {
-        actions.push_back(remove_finalizer(*vm, "VirtualMachine", vmi_finalizer, "its VirtualMachineInstance is gone"));
+      if (vmi == nullptr && has_finalizer(*vm, {vmi_finalizer})) {
+        actions.push_back(
+            remove_finalizer(*vm, "VirtualMachine", {vmi_finalizer}, "its VirtualMachineInstance is gone"));
       }
     } else if (strategy == "Always") {
       if (vmi == nullptr) {
@@ -409,8 +413,9 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
                 action(ActionKind::delete_pod, "Pod", *each, "its VirtualMachineInstance is being deleted"));
           }
         }
-      } else if (!pod_expected && has_finalizer(*vmi, vmi_finalizer)) {
-        actions.push_back(remove_finalizer(*vmi, "VirtualMachineInstance", vmi_finalizer, "its launcher pod is gone"));
+      } else if (!pod_expected && has_finalizer(*vmi, {vmi_finalizer, foreground_finalizer})) {
+        actions.push_back(remove_finalizer(*vmi, "VirtualMachineInstance", {vmi_finalizer, foreground_finalizer},
+                                           "its launcher pod is gone"));
       }
       continue;
     }

@@ -688,7 +688,7 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       }
       json::set(entry, "persistentVolumeClaim", std::move(source), a);
       volumes.PushBack(entry, a);
-      if (settings.block_claims.count(claim) != 0) {
+      if (settings.block_claims.count(namespace_name + "/" + claim) != 0) {
         mount(devices, volume_name, std::string(block_device_dir) + "/" + volume_name, false, "devicePath");
       } else {
         mount(mounts, volume_name, std::string(pvc_dir) + "/" + volume_name, claim_read_only);

@@ -33,7 +33,8 @@ json::Document vm_doc(std::string_view strategy_fields, std::string_view extra_m
 // admission core's expansion adds (covered with the real pipeline below).
 Result<json::Document> simple_vmi(const json::Value& vm) {
   json::Document vmi = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
-    "metadata":{"name":"vm1","namespace":"ns1","finalizers":["kubevirt.io/virtualMachineControllerFinalize"],
+    "metadata":{"name":"vm1","namespace":"ns1","finalizers":["kubevirt.io/virtualMachineControllerFinalize",
+                "kubevirt.io/foregroundDeleteVirtualMachine"],
                 "ownerReferences":[{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","name":"vm1","controller":true,
                                     "blockOwnerDeletion":true}]},"spec":{}})");
   auto& a = vmi.GetAllocator();
@@ -381,6 +382,22 @@ TEST(Plan, AVmWithAFinalizerIsReleasedOnceItsVmiIsGone) {
   EXPECT_TRUE(world.vms.empty());
   EXPECT_TRUE(world.vmis.empty());
   EXPECT_TRUE(world.pods.empty());
+}
+
+TEST(Plan, OnlyKubeVirtsFinalizersAreRemovedAndTheListIsTested) {
+  json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"v1",
+    "deletionTimestamp":"2026-01-01T00:00:00Z",
+    "finalizers":["example.com/keep","kubevirt.io/foregroundDeleteVirtualMachine","kubevirt.io/virtualMachineControllerFinalize"]},
+    "spec":{}})");
+  State state;
+  state.vmis.push_back(&vmi);
+  const std::vector<Action> actions = plan(state, settings());
+  ASSERT_EQ(actions.size(), 1U);
+  EXPECT_EQ(actions[0].kind, ActionKind::remove_finalizer);
+  EXPECT_TRUE(testing::json_equals(actions[0].body, R"([
+    {"op":"test","path":"/metadata/finalizers","value":["example.com/keep","kubevirt.io/foregroundDeleteVirtualMachine",
+                                                        "kubevirt.io/virtualMachineControllerFinalize"]},
+    {"op":"replace","path":"/metadata/finalizers","value":["example.com/keep"]}])"));
 }
 
 TEST(Plan, AVmiTheBuilderRefusesIsNotedAndNotCreated) {

@@ -222,7 +222,7 @@ TEST(LauncherPod, HostModelGetsNoModelLabelButAvoidsObsoleteHosts) {
 TEST(LauncherPod, VolumesHugepagesContainerDisksAndClaims) {
   const json::Document vmi = parse(hugepages_vmi);
   PodSettings settings;
-  settings.block_claims = {"raw-pvc"};
+  settings.block_claims = {"ns1/raw-pvc"};
   Result<json::Document> pod = launcher_pod(vmi, settings);
   ASSERT_TRUE(pod.ok()) << pod.error().message;
   EXPECT_TRUE(testing::json_equals(

@@ -22,6 +22,9 @@ namespace vmgate::controller {
 /// The finalizer KubeVirt's VM controller puts on the VMIs it creates (and vmgate's expansion
 /// too); the controller removes it once the VMI's pod is gone.
 inline constexpr const char* vmi_finalizer = "kubevirt.io/virtualMachineControllerFinalize";
+/// The finalizer KubeVirt's VMI defaults add (virt-handler removes it once the domain is gone;
+/// here the controller does, once the launcher pod is gone).
+inline constexpr const char* foreground_finalizer = "kubevirt.io/foregroundDeleteVirtualMachine";
 
 enum class ActionKind {
   create_vmi,
