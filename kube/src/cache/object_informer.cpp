@@ -90,6 +90,9 @@ struct ObjectInformer::Impl {
     if (!spec.label_selector.empty()) {
       target += "&labelSelector=" + query_escape(spec.label_selector);
     }
+    if (!spec.field_selector.empty()) {
+      target += "&fieldSelector=" + query_escape(spec.field_selector);
+    }
     return target;
   }
 

@@ -490,11 +490,12 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
   std::vector<std::unique_ptr<kube::ObjectInformer>> informers;
   for (const kube::InformerSpec& spec :
        {kube::InformerSpec{"virtualmachines",
-                           collection("/apis/kubevirt.io/v1", "virtualmachines", options.namespace_name), ""},
+                           collection("/apis/kubevirt.io/v1", "virtualmachines", options.namespace_name), "", ""},
         kube::InformerSpec{"virtualmachineinstances",
-                           collection("/apis/kubevirt.io/v1", "virtualmachineinstances", options.namespace_name), ""},
-        kube::InformerSpec{"pods", collection("/api/v1", "pods", options.namespace_name),
-                           "kubevirt.io=virt-launcher"}}) {
+                           collection("/apis/kubevirt.io/v1", "virtualmachineinstances", options.namespace_name), "",
+                           ""},
+        kube::InformerSpec{"pods", collection("/api/v1", "pods", options.namespace_name), "kubevirt.io=virt-launcher",
+                           ""}}) {
     Result<std::unique_ptr<kube::ObjectInformer>> informer =
         kube::ObjectInformer::create(*config, spec, cache_log, on_change);
     if (!informer) {

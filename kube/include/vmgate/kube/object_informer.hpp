@@ -23,6 +23,7 @@ struct InformerSpec {
   std::string resource;         // for messages: "virtualmachines"
   std::string collection_path;  // "/apis/kubevirt.io/v1/virtualmachines" or ".../namespaces/NS/..."
   std::string label_selector;   // empty: every object
+  std::string field_selector;   // "metadata.name=NAME"; empty: none
 };
 
 class ObjectInformer {

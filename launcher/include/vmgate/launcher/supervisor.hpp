@@ -26,6 +26,9 @@ struct SupervisorConfig {
   std::string status_file;
   /// Called once from run() when the domain is running (the launcher logs a line).
   std::function<void(const std::string& domain_name)> on_running;
+  /// Called from run() with each phase the status file gets ("Scheduled", "Running",
+  /// "Succeeded", "Failed") and its reason (--vmi-name writes them to the VMI).
+  std::function<void(const std::string& phase, const std::string& reason)> on_status;
 };
 
 struct Outcome {
