@@ -205,7 +205,10 @@ Result<std::unique_ptr<VmiLink>> VmiLink::create(const kube::ClientConfig& confi
                                    const std::vector<std::pair<std::string, std::string>>& fields) {
     std::string line = std::string(level) + ": " + std::string(message);
     for (const auto& [key, value] : fields) {
-      line += " " + key + "=" + value;
+      line += " ";
+      line += key;
+      line += "=";
+      line += value;
     }
     raw->say(line);
   };

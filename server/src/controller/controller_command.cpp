@@ -385,11 +385,13 @@ class Executor {
     }
     const unsigned status = response->status;
     fields.emplace_back("code", std::to_string(status));
+    // A pod created now, or by the previous leader a moment ago (409), may not be in the pod
+    // list yet: expected, so that its VMI is not failed for a pod that exists.
+    if (action.kind == ActionKind::create_pod && (status == 409 || (status >= 200 && status < 300))) {
+      expected_[action.namespace_name + "/" + std::string(json::find_string(action.body["metadata"], "name"))] =
+          Clock::now();
+    }
     if (status >= 200 && status < 300) {
-      if (action.kind == ActionKind::create_pod) {
-        expected_[action.namespace_name + "/" + std::string(json::find_string(action.body["metadata"], "name"))] =
-            Clock::now();
-      }
       log_("info", "write", fields);
       return;
     }
@@ -412,35 +414,6 @@ std::string collection(std::string_view group_prefix, std::string_view resource,
     path += "/namespaces/" + kube::query_escape(namespace_name);
   }
   return path + "/" + std::string(resource);
-}
-
-// "namespace/claim" of the PVCs with volumeMode Block that the VMIs name.
-std::set<std::string> block_claims(const std::vector<std::shared_ptr<const json::Document>>& vmis,
-                                   const admission::ClusterView& cluster) {
-  std::set<std::string> out;
-  for (const auto& vmi : vmis) {
-    const std::string_view ns = json::find_string(*json::find_object(*vmi, "metadata"), "namespace");
-    const json::Value* volumes = json::find_path(*vmi, {"spec", "volumes"});
-    if (volumes == nullptr || !volumes->IsArray()) {
-      continue;
-    }
-    for (const auto& volume : volumes->GetArray()) {
-      std::string_view claim;
-      if (const json::Value* pvc = json::find_object(volume, "persistentVolumeClaim"); pvc != nullptr) {
-        claim = json::find_string(*pvc, "claimName");
-      } else if (const json::Value* dv = json::find_object(volume, "dataVolume"); dv != nullptr) {
-        claim = json::find_string(*dv, "name");
-      }
-      const json::Value* found =
-          claim.empty() ? nullptr : cluster.find(admission::ObjectKind::persistent_volume_claim, ns, claim);
-      if (found != nullptr &&
-          json::find_string(*json::find_object(*found, "spec") == nullptr ? *found : *json::find_object(*found, "spec"),
-                            "volumeMode") == "Block") {
-        out.insert(std::string(ns) + "/" + std::string(claim));
-      }
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -526,6 +499,7 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
 
   Executor executor(**writer, log);
   bool announced_synced = false;
+  std::set<std::string> logged_notes;
   while (!stop.stopped()) {
     // Until the caches sync (the cluster cache has no change callback), look again soon.
     wake.wait(announced_synced ? options.resync : std::min(options.resync, std::chrono::milliseconds(250)));
@@ -564,7 +538,7 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     settings.pod.image = options.launcher_image;
     settings.pod.allow_emulation = options.use_emulation;
     settings.pod.cluster_architecture = cluster->config().default_architecture;
-    settings.pod.block_claims = block_claims(vmis, *cluster);
+    settings.pod.block_claims = block_claims(state.vmis, *cluster);
     settings.build_vmi = [&](const json::Value& vm) {
       const json::Value* metadata = json::find_object(vm, "metadata");
       return pipeline.expand(vm, metadata == nullptr ? "" : json::find_string(*metadata, "namespace"), state.now,
@@ -572,9 +546,14 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     };
     std::vector<std::string> notes;
     std::vector<Action> actions = plan(state, settings, &notes);
-    for (const std::string& note : notes) {
-      log("warning", "reconcile", {{"note", note}});
+    // A note is logged when it first appears, not on every plan.
+    std::set<std::string> current(notes.begin(), notes.end());
+    for (const std::string& note : current) {
+      if (logged_notes.count(note) == 0) {
+        log("warning", "reconcile", {{"note", note}});
+      }
     }
+    logged_notes = std::move(current);
     for (Action& action : actions) {
       if (stop.stopped() || (elector && !elector->leading())) {
         break;

@@ -355,7 +355,10 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
     } else if (strategy == "Manual") {
       start = vmi == nullptr && start_request;  // a start request (virtctl start)
     } else {
-      note(key + ": runStrategy " + strategy + " is not supported by vmgate's controller");
+      std::string line = key;
+      line += ": runStrategy " + strategy;
+      line += " is not supported by vmgate's controller";
+      note(std::move(line));
     }
     if (start) {
       Result<json::Document> built =

@@ -532,6 +532,31 @@ Result<Quantity> memory_overhead(const json::Value& vmi, const PodSettings& sett
   return overhead;
 }
 
+std::set<std::string> block_claims(const std::vector<const json::Value*>& vmis, const admission::ClusterView& cluster) {
+  std::set<std::string> out;
+  for (const json::Value* vmi : vmis) {
+    const json::Value* namespace_value = json::find_path(*vmi, {"metadata", "namespace"});
+    const std::string_view ns = namespace_value != nullptr && namespace_value->IsString()
+                                    ? json::as_view(*namespace_value)
+                                    : std::string_view();
+    for (const json::Value* volume : volumes_of(*vmi)) {
+      std::string_view claim;
+      if (const json::Value* pvc = json::find_object(*volume, "persistentVolumeClaim"); pvc != nullptr) {
+        claim = json::find_string(*pvc, "claimName");
+      } else if (const json::Value* data_volume = json::find_object(*volume, "dataVolume"); data_volume != nullptr) {
+        claim = json::find_string(*data_volume, "name");
+      }
+      const json::Value* found =
+          claim.empty() ? nullptr : cluster.find(admission::ObjectKind::persistent_volume_claim, ns, claim);
+      const json::Value* mode = found == nullptr ? nullptr : json::find_path(*found, {"spec", "volumeMode"});
+      if (mode != nullptr && mode->IsString() && json::as_view(*mode) == "Block") {
+        out.insert(std::string(ns) + "/" + std::string(claim));
+      }
+    }
+  }
+  return out;
+}
+
 std::string launcher_pod_name(const json::Value& vmi) {
   const json::Value* metadata = json::find_object(vmi, "metadata");
   const std::string_view name = metadata == nullptr ? std::string_view() : json::find_string(*metadata, "name");
@@ -645,7 +670,8 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
   json::set_string(container, "name", "compute", a);
   json::set_string(container, "image", settings.image, a);
   json::Value command(rapidjson::kArrayType);
-  for (const std::string& word : {settings.launcher_binary, std::string("--vmi-name"), namespace_name + "/" + name}) {
+  const std::string vmi_key = namespace_name + "/";
+  for (const std::string& word : {settings.launcher_binary, std::string("--vmi-name"), vmi_key + name}) {
     command.PushBack(json::make_string(word, a), a);
   }
   json::set(container, "command", std::move(command), a);
@@ -688,7 +714,7 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       }
       json::set(entry, "persistentVolumeClaim", std::move(source), a);
       volumes.PushBack(entry, a);
-      if (settings.block_claims.count(namespace_name + "/" + claim) != 0) {
+      if (settings.block_claims.count(vmi_key + claim) != 0) {
         mount(devices, volume_name, std::string(block_device_dir) + "/" + volume_name, false, "devicePath");
       } else {
         mount(mounts, volume_name, std::string(pvc_dir) + "/" + volume_name, claim_read_only);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "support/json_test_support.hpp"
+#include "vmgate/admission/cluster.hpp"
 
 namespace vmgate::controller {
 namespace {
@@ -240,6 +241,27 @@ TEST(LauncherPod, VolumesHugepagesContainerDisksAndClaims) {
           {"name":"hugetblfs-dir","mountPath":"/dev/hugepages/libvirt/qemu"}])"));
   EXPECT_TRUE(testing::json_equals(json::find_path(*pod, {"spec", "containers"})[0][0]["volumeDevices"],
                                    R"([{"name":"raw","devicePath":"/dev/raw"}])"));
+}
+
+TEST(BlockClaims, FromThePvcsVolumeMode) {
+  admission::ObjectStore store;
+  for (const char* pvc :
+       {R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"raw-pvc","namespace":"ns1"},
+                              "spec":{"volumeMode":"Block"}})",
+        R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data-pvc","namespace":"ns1"},
+                              "spec":{"volumeMode":"Filesystem"}})",
+        R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"dv1","namespace":"ns1"},
+                              "spec":{"volumeMode":"Block"}})",
+        R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"raw-pvc","namespace":"other"},
+                              "spec":{"volumeMode":"Block"}})"}) {
+    ASSERT_TRUE(store.add(parse(pvc)).ok());
+  }
+  const json::Document vmi = parse(hugepages_vmi);
+  const json::Document with_dv = parse(R"({"metadata":{"name":"b","namespace":"ns1"},
+    "spec":{"volumes":[{"name":"d","dataVolume":{"name":"dv1"}},{"name":"m","persistentVolumeClaim":{"claimName":"missing"}}]}})");
+  const json::Document no_metadata =
+      parse(R"({"spec":{"volumes":[{"name":"x","persistentVolumeClaim":{"claimName":"raw-pvc"}}]}})");
+  EXPECT_EQ(block_claims({&vmi, &with_dv, &no_metadata}, store), (std::set<std::string>{"ns1/raw-pvc", "ns1/dv1"}));
 }
 
 TEST(LauncherPod, LongNamesGetKubeVirtsHashedId) {

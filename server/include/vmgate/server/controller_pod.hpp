@@ -9,6 +9,9 @@
 #include <set>
 #include <string>
 
+#include <vector>
+
+#include "vmgate/admission/cluster.hpp"
 #include "vmgate/admission/quantity.hpp"
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/result.hpp"
@@ -44,6 +47,10 @@ Result<admission::Quantity> memory_overhead(const json::Value& vmi, const PodSet
 /// The pod's name: virt-launcher-<vmi name>-<5 characters of the VMI's uid>. Deterministic, so
 /// that a second create (a retry, another replica) gets 409 AlreadyExists instead of a second pod.
 std::string launcher_pod_name(const json::Value& vmi);
+
+/// "namespace/claim" of the PVCs (and DataVolumes' PVCs) the VMIs name whose spec.volumeMode is
+/// Block, for PodSettings::block_claims. PVCs missing from `cluster` count as filesystems.
+std::set<std::string> block_claims(const std::vector<const json::Value*>& vmis, const admission::ClusterView& cluster);
 
 /// The launcher pod for `vmi` (which must carry metadata.name, namespace and uid).
 /// Errors name the field: a missing name/namespace/uid, a quantity that does not parse.
