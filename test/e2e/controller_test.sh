@@ -344,6 +344,8 @@ check "the VMI shows Running, Ready, domain running" wait_until 20 bash -c \
   "[[ \$(kubectl get vmi guest -n team-a -o jsonpath='{.status.phase} {.status.conditions[?(@.type==\"Ready\")].status} {.metadata.annotations.vmgate\.kubevirt\.io/domain-state}') == 'Running True running' ]]"
 check "the VM shows printableStatus Running and ready" wait_until 20 bash -c \
   "[[ \$(kubectl get vm guest -n team-a -o jsonpath='{.status.printableStatus} {.status.ready}') == 'Running true' ]]"
+check "the VM status records the generation its VMI was started from" \
+  equals "$(jpath vm guest -n team-a -o jsonpath='{.status.observedGeneration}/{.status.desiredGeneration}/{.status.created}')" "1/1/true"
 
 kubectl delete vm guest -n team-a --wait=false >/dev/null
 check "kubectl delete vm: the launcher pod is deleted" wait_until 20 bash -c "[[ -z \$(kubectl get pods -n team-a -l vm.kubevirt.io/name=guest -o name) ]]"

@@ -4,6 +4,7 @@
 #include "vmgate/server/controller_plan.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <initializer_list>
 #include <map>
 
@@ -196,6 +197,13 @@ bool status_differs(const json::Value& vm, const json::Value& wanted) {
       return true;
     }
   }
+  for (const char* field : {"observedGeneration", "desiredGeneration"}) {
+    const json::Value* have = json::find(*current, field);
+    const json::Value* want = json::find(wanted, field);
+    if (want != nullptr && (have == nullptr || !json::equal(*have, *want))) {
+      return true;
+    }
+  }
   const json::Value* have_ready = condition(vm, "Ready");
   const json::Value* want_ready = json::find_path(wanted, {"conditions"});
   const json::Value& want_condition = (*want_ready)[0];
@@ -246,6 +254,21 @@ json::Document vm_status(const json::Value& vm, const json::Value* vmi, bool sta
   json::set(status, "ready", json::Value(ready), a);
   json::set(status, "created", json::Value(vmi != nullptr), a);
   json::set_string(status, "runStrategy", run_strategy(vm), a);
+  // syncGenerationInfo: the generation the VMI was started from (its kubevirt.io/vm-generation)
+  // and the VM's current one; a VMI without a readable annotation leaves both alone.
+  if (vmi != nullptr) {
+    const json::Value* annotation = json::find_path(*vmi, {"metadata", "annotations", "kubevirt.io/vm-generation"});
+    const json::Value* generation = json::find_path(vm, {"metadata", "generation"});
+    if (annotation != nullptr && annotation->IsString() && generation != nullptr && generation->IsInt64()) {
+      const std::string text(json::as_view(*annotation));
+      char* end = nullptr;
+      const long long observed = std::strtoll(text.c_str(), &end, 10);
+      if (!text.empty() && end != nullptr && *end == '\0') {
+        json::set(status, "observedGeneration", json::Value(static_cast<std::int64_t>(observed)), a);
+        json::set(status, "desiredGeneration", json::Value(generation->GetInt64()), a);
+      }
+    }
+  }
   // syncReadyConditionFromVMI.
   json::Value ready_condition(rapidjson::kObjectType);
   json::set_string(ready_condition, "type", "Ready", a);

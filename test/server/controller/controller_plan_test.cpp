@@ -218,6 +218,15 @@ TEST(Plan, AlwaysRunsThroughTheWholeLife) {
   EXPECT_EQ(text(world.vms.begin()->second, "/status/ready"), "true");
   EXPECT_EQ(text(world.vms.begin()->second, "/status/conditions/0/status"), "True");
 
+  // syncGenerationInfo: the VMI was started from generation 3 (the test's builder copies no
+  // annotation: set it as the expansion does).
+  json::Document& started = world.vmis.begin()->second;
+  json::set_string(json::ensure_object(started["metadata"], "annotations", started.GetAllocator()),
+                   "kubevirt.io/vm-generation", "3", started.GetAllocator());
+  world.settle(settings());
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/observedGeneration"), "3");
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/desiredGeneration"), "3");
+
   // A settled world plans nothing (no status patch loop).
   EXPECT_EQ(world.step(settings()), 0U);
 
