@@ -300,9 +300,17 @@ check "... and counts the transition" test "$(jpath lease vmgate-controller -n k
 check "the follower wrote nothing while it followed" \
   bash -c "! sed -n '1,/\"msg\":\"leading\"/p' '$work/$follower.log' | grep -q '\"msg\":\"write\"'"
 
+gone() { # VM: neither its VMI nor a launcher pod of it is left
+  ! kubectl get vmi "$1" -n team-a -o name 2>/dev/null && [[ -z $(kubectl get pods -n team-a -l "vm.kubevirt.io/name=$1" -o name) ]]
+}
+kubectl patch vm big -n team-a --type merge -p '{"spec":{"runStrategy":"Halted"}}' >/dev/null
+check "runStrategy Halted: the new leader deletes the VMI and its pod" wait_until 20 gone big
+check "... and the VM shows Stopped, not ready, no VMI" wait_until 10 bash -c \
+  "[[ \$(kubectl get vm big -n team-a -o jsonpath='{.status.printableStatus}/{.status.ready}/{.status.created}/{.status.conditions[?(@.type==\"Ready\")].reason}') == 'Stopped/false/false/VMINotExists' ]]"
+kubectl patch vm big -n team-a --type merge -p '{"spec":{"runStrategy":"Always"}}' >/dev/null
+check "runStrategy Always again: a new VMI and pod" wait_until 20 bash -c "[[ -n \$(kubectl get pods -n team-a -l vm.kubevirt.io/name=big -o name) ]]"
 kubectl delete vm big -n team-a --wait=false >/dev/null
-check "kubectl delete vm: the VMI and its pod go (the new leader deletes them)" \
-  wait_until 20 bash -c "! kubectl get vmi big -n team-a -o name 2>/dev/null && [[ -z \$(kubectl get pods -n team-a -l vm.kubevirt.io/name=big -o name) ]]"
+check "kubectl delete vm: the VMI and its pod go" wait_until 20 gone big
 
 # ---------------------------------------------------------------- a real guest, the test as kubelet
 guest=$dir/guest
