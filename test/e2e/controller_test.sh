@@ -215,7 +215,7 @@ check "the launcher's identity may not create pods (least privilege)" \
 # ---------------------------------------------------------------- two controllers, one leader
 controller() { # NAME
   setsid "$vmgate" controller --kubeconfig "$work/controller.kubeconfig" --lease-namespace kubevirt --lease-name vmgate-controller \
-    --identity "$1" --launcher-image registry.example/vmgate-launcher:e2e --resync 2s >"$work/$1.log" 2>&1 &
+    --identity "$1" --launcher-image registry.example/vmgate-launcher:e2e --launcher-service-account vmgate-launcher --resync 2s >"$work/$1.log" 2>&1 &
   pids+=($!)
   printf -v "${1}_pid" %s "$!"
 }
@@ -262,6 +262,8 @@ c='d["spec"]["containers"][0]'
 # default bridge interface; 50M of ephemeral storage.
 check "pod: the compute container runs vmgate-launcher --vmi-name team-a/big" \
   equals "$(field "$work/big-pod.json" "$c[\"command\"]")" '["vmgate-launcher","--vmi-name","team-a/big"]'
+check "pod: the launcher's service account, its token mounted" \
+  equals "$(field "$work/big-pod.json" '[d["spec"]["serviceAccountName"], d["spec"]["automountServiceAccountToken"]]')" '["vmgate-launcher",true]'
 check "pod: the launcher image" equals "$(field "$work/big-pod.json" "$c[\"image\"]")" '"registry.example/vmgate-launcher:e2e"'
 check "pod: requests (cpu, memory overhead, hugepages, devices, ephemeral storage)" \
   equals "$(field "$work/big-pod.json" "$c[\"resources\"][\"requests\"]")" \

@@ -536,6 +536,7 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     state.expected_pods = executor.expected_pods(pods);
     PlanSettings settings;
     settings.pod.image = options.launcher_image;
+    settings.pod.service_account = options.launcher_service_account;
     settings.pod.allow_emulation = options.use_emulation;
     settings.pod.cluster_architecture = cluster->config().default_architecture;
     settings.pod.block_claims = block_claims(state.vmis, *cluster);

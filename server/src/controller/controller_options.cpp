@@ -16,6 +16,7 @@ enum class Option : std::size_t {
   lease_name,
   identity,
   launcher_image,
+  launcher_service_account,
   use_emulation,
   resync,
   lease_duration,
@@ -53,6 +54,12 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                                .value_name = "IMAGE",
                                .help = "the image of the launcher pods' compute container\n"
                                        "(default vmgate-launcher:latest)."});
+  set(Option::launcher_service_account,
+      {.name = "launcher-service-account",
+       .non_empty = true,
+       .value_name = "NAME",
+       .help = "the launcher pods' service account when the VMI names none (it must get,\n"
+               "list, watch and patch the VMI; default: the namespace's default)."});
   set(Option::use_emulation, {.name = "use-emulation",
                               .flag = true,
                               .help = "no devices.kubevirt.io/kvm request: guests run under TCG (KubeVirt's\n"
@@ -112,6 +119,9 @@ Result<ControllerOptions> parse_controller_options(std::span<const std::string_v
         break;
       case Option::launcher_image:
         options.launcher_image = text;
+        break;
+      case Option::launcher_service_account:
+        options.launcher_service_account = text;
         break;
       case Option::use_emulation:
         options.use_emulation = true;

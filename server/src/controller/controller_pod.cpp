@@ -658,10 +658,17 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       json::set(pod_spec, field, json::copy(*value, a), a);
     }
   }
-  for (const char* field : {"dnsPolicy", "schedulerName", "priorityClassName", "serviceAccountName"}) {
+  for (const char* field : {"dnsPolicy", "schedulerName", "priorityClassName"}) {
     if (const std::string_view value = json::find_string(*spec, field); !value.empty()) {
       json::set_string(pod_spec, field, value, a);
     }
+  }
+  // The VMI's service account, else the launcher's (it reads and patches its VMI), else the
+  // namespace's default, as KubeVirt.
+  if (const std::string_view account = json::find_string(*spec, "serviceAccountName"); !account.empty()) {
+    json::set_string(pod_spec, "serviceAccountName", account, a);
+  } else if (!settings.service_account.empty()) {
+    json::set_string(pod_spec, "serviceAccountName", settings.service_account, a);
   }
   render_affinity(vmi, pod_spec, a);
 

@@ -19,9 +19,26 @@ TEST(ControllerOptions, DefaultsAndValues) {
   EXPECT_TRUE(defaults->lease_name.empty());
   EXPECT_EQ(defaults->resync, std::chrono::seconds(30));
   EXPECT_EQ(defaults->lease_duration, std::chrono::seconds(15));
-  Result<ControllerOptions> all = parse({"--kubeconfig", "k", "--context=c", "-n", "ns", "--lease-namespace",
-                                         "kube-system", "--lease-name", "vmgate", "--identity", "a", "--launcher-image",
-                                         "img:1", "--use-emulation", "--resync", "2s", "--lease-duration", "5s"});
+  Result<ControllerOptions> all = parse({"--kubeconfig",
+                                         "k",
+                                         "--context=c",
+                                         "-n",
+                                         "ns",
+                                         "--lease-namespace",
+                                         "kube-system",
+                                         "--lease-name",
+                                         "vmgate",
+                                         "--identity",
+                                         "a",
+                                         "--launcher-image",
+                                         "img:1",
+                                         "--launcher-service-account",
+                                         "sa",
+                                         "--use-emulation",
+                                         "--resync",
+                                         "2s",
+                                         "--lease-duration",
+                                         "5s"});
   ASSERT_TRUE(all.ok()) << all.error().message;
   EXPECT_EQ(all->kubeconfig, "k");
   EXPECT_EQ(all->context, "c");
@@ -30,6 +47,7 @@ TEST(ControllerOptions, DefaultsAndValues) {
   EXPECT_EQ(all->lease_name, "vmgate");
   EXPECT_EQ(all->identity, "a");
   EXPECT_EQ(all->launcher_image, "img:1");
+  EXPECT_EQ(all->launcher_service_account, "sa");
   EXPECT_TRUE(all->use_emulation);
   EXPECT_EQ(all->resync, std::chrono::seconds(2));
   EXPECT_EQ(all->lease_duration, std::chrono::seconds(5));
@@ -57,9 +75,9 @@ TEST(ControllerOptions, Refusals) {
 
 TEST(ControllerOptions, UsageListsEveryOption) {
   const std::string usage = controller_usage();
-  for (const char* option :
-       {"--kubeconfig", "--context", "--namespace", "--lease-namespace", "--lease-name", "--identity",
-        "--launcher-image", "--use-emulation", "--resync", "--lease-duration", "--help"}) {
+  for (const char* option : {"--kubeconfig", "--context", "--namespace", "--lease-namespace", "--lease-name",
+                             "--identity", "--launcher-image", "--launcher-service-account", "--use-emulation",
+                             "--resync", "--lease-duration", "--help"}) {
     EXPECT_NE(usage.find(option), std::string::npos) << option;
   }
 }

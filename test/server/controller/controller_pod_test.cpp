@@ -134,6 +134,16 @@ TEST(LauncherPod, MetadataCommandAndOwner) {
             R"([{"key":"dedicated","operator":"Equal","value":"vms","effect":"NoSchedule"}])");
 }
 
+TEST(LauncherPod, ServiceAccountFromTheVmiElseTheLaunchers) {
+  json::Document vmi = parse(hugepages_vmi);
+  EXPECT_EQ(text(*launcher_pod(vmi, {}), "/spec/serviceAccountName"), "<absent>");
+  PodSettings settings;
+  settings.service_account = "vmgate-launcher";
+  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/serviceAccountName"), "vmgate-launcher");
+  json::set_string(vmi["spec"], "serviceAccountName", "own", vmi.GetAllocator());
+  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/serviceAccountName"), "own");
+}
+
 TEST(LauncherPod, ResourcesWithHugepages) {
   const json::Document vmi = parse(hugepages_vmi);
   Result<json::Document> pod = launcher_pod(vmi, {});

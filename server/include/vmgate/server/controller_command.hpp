@@ -21,6 +21,7 @@ struct ControllerOptions {
   std::string lease_name;  // empty: no leader election (one replica only)
   std::string identity;    // empty: <hostname>_<pid>
   std::string launcher_image = "vmgate-launcher:latest";
+  std::string launcher_service_account;  // empty: the namespace's default
   bool use_emulation = false;
   std::chrono::milliseconds resync{30000};
   std::chrono::seconds lease_duration{15};

@@ -22,6 +22,7 @@ namespace vmgate::controller {
 struct PodSettings {
   std::string image = "vmgate-launcher:latest";  // the launcher image (`vmgate controller --launcher-image`)
   std::string launcher_binary = "vmgate-launcher";
+  std::string service_account;  // the pods' service account when the VMI names none; empty: the namespace's default
   std::string cluster_architecture = "amd64";         // used when the VMI names none
   std::int64_t cpu_allocation_ratio = 10;             // developerConfiguration.cpuAllocationRatio
   std::int64_t memory_overcommit = 100;               // developerConfiguration.memoryOvercommit (percent)
