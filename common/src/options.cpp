@@ -60,6 +60,25 @@ std::string OptionError::message() const {
   return "option " + option + " " + std::string(problem());
 }
 
+std::string OptionError::options_only_message(std::string_view command) const {
+  if (kind == OptionErrorKind::unknown_option) {
+    return option.starts_with("--") ? message() : unexpected_argument(argument, command);
+  }
+  if (kind == OptionErrorKind::empty_value) {
+    return option + " must not be empty";
+  }
+  return option + " " + std::string(problem());
+}
+
+std::string unexpected_argument(std::string_view argument, std::string_view command) {
+  std::string text = "unexpected argument \"";
+  text += argument;
+  text += "\" (";
+  text += command;
+  text += " takes only options)";
+  return text;
+}
+
 Result<ParsedArgs, OptionError> parse_options(std::span<const std::string_view> args,
                                               std::span<const OptionSpec> specs) {
   ParsedArgs parsed;

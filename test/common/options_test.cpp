@@ -181,5 +181,21 @@ TEST(Options, HelpTableWithoutShortNames) {
             "  --help              print this help.\n");
 }
 
+// The wording of the commands that take only options (serve, certs).
+TEST(Options, OptionsOnlyWording) {
+  auto message_of = [](std::vector<std::string_view> args) {
+    Result<ParsedArgs, OptionError> parsed = parse(std::move(args));
+    return parsed.ok() ? std::string("(parsed)") : parsed.error().options_only_message("serve");
+  };
+  EXPECT_EQ(message_of({"--mode"}), "--mode needs a value");
+  EXPECT_EQ(message_of({"--name="}), "--name must not be empty");
+  EXPECT_EQ(message_of({"-n", ""}), "-n must not be empty");
+  EXPECT_EQ(message_of({"--verbose=yes"}), "--verbose takes no value");
+  EXPECT_EQ(message_of({"--mode", "a", "--mode", "b"}), "--mode given more than once");
+  EXPECT_EQ(message_of({"--files"}), "unknown option --files");
+  EXPECT_EQ(message_of({"-x"}), "unexpected argument \"-x\" (serve takes only options)");
+  EXPECT_EQ(unexpected_argument("vm.yaml", "certs"), "unexpected argument \"vm.yaml\" (certs takes only options)");
+}
+
 }  // namespace
 }  // namespace vmgate::common

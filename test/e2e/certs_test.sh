@@ -20,34 +20,10 @@ vmgate=$build/vmgate
 source test/e2e/e2e_support.sh
 
 started=$SECONDS
-dir="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do
-    kill -TERM -- "-$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  tools/testenv down "$dir" >/dev/null 2>&1 || true
-  if [[ -n ${KEEP_E2E_DIR:-} ]]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
 
-eval "$(tools/testenv up "$dir")"
-work=$dir/work
+e2e_start_testenv
 tls=$work/tls
-mkdir -p "$work"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_until() { # SECONDS COMMAND...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
-}
 server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$work/apiserver-ca.crt"
 kubectl config view --minify --raw -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d >"$work/admin.crt"
@@ -339,18 +315,8 @@ check "... promptly (under 2 s)" test "$stop_ms" -lt 2000
 pids=("${pids[@]/$sidecar/}")
 
 # ---------------------------------------------------------------- RBAC
-user_kubeconfig() { # FILE TOKEN
-  cat >"$1" <<EOF
-apiVersion: v1
-kind: Config
-current-context: e2e
-clusters: [{name: e2e, cluster: {server: "$server", certificate-authority: "$work/apiserver-ca.crt"}}]
-users: [{name: e2e, user: {token: "$2"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
-EOF
-}
 kubectl create serviceaccount vmgate-certs -n vmgate-system >/dev/null
-user_kubeconfig "$work/sa.kubeconfig" "$(kubectl create token vmgate-certs -n vmgate-system --duration=1h)"
+token_kubeconfig "$work/sa.kubeconfig" "$(kubectl create token vmgate-certs -n vmgate-system --duration=1h)"
 sa_args=(--kubeconfig "$work/sa.kubeconfig" "${certs_args[@]:2}" --once)
 status=0
 "$vmgate" certs "${sa_args[@]}" 2>"$work/rbac-none.log" || status=$?

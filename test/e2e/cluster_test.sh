@@ -22,26 +22,11 @@ instancetypes=$shared/data/common-instancetypes
 # shellcheck source=test/e2e/e2e_support.sh
 source test/e2e/e2e_support.sh
 
-dir="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do
-    kill -TERM -- "-$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
+e2e_extra_cleanup() {
   if [[ -n ${apiserver_pid:-} ]]; then kill -CONT "$apiserver_pid" 2>/dev/null || true; fi
-  tools/testenv down "$dir" >/dev/null 2>&1 || true
-  if [[ -n ${KEEP_E2E_DIR:-} ]]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
 }
-trap cleanup EXIT
 
-eval "$(tools/testenv up "$dir")"
-work=$dir/work
-mkdir -p "$work"
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+e2e_start_testenv
 
 # A CA and a serving certificate for 127.0.0.1, as a webhook's clientConfig.caBundle needs.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=e2e-ca \
@@ -77,14 +62,6 @@ serve() {
 }
 readyz() { curl -s "http://127.0.0.1:$1/readyz"; }
 ready() { curl -sf "http://127.0.0.1:$1/readyz" >/dev/null; }
-wait_until() { # SECONDS COMMAND...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
-}
 metric() { # PORT NAME RESOURCE
   curl -s "http://127.0.0.1:$1/metrics" | awk -v m="$2{resource=\"$3\"}" '$1 == m { print $2 }'
 }
@@ -392,19 +369,6 @@ fi
 kubectl apply -f manifests/rbac/vmgate-rbac.yaml >/dev/null
 server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$work/apiserver-ca.crt"
-user_kubeconfig() { # FILE USER [CA-FILE] [SERVER]   (USER: the user's fields, a YAML flow mapping)
-  cat >"$1" <<EOF
-apiVersion: v1
-kind: Config
-current-context: e2e
-clusters: [{name: e2e, cluster: {server: "${4:-$server}", certificate-authority: "${3:-$work/apiserver-ca.crt}"}}]
-users: [{name: e2e, user: $2}]
-contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
-EOF
-}
-token_kubeconfig() { # FILE TOKEN [CA-FILE] [SERVER]
-  user_kubeconfig "$1" "{token: \"$2\"}" "${@:3}"
-}
 token_kubeconfig "$work/sa.kubeconfig" "$(kubectl create token vmgate -n vmgate-system --duration=1h)"
 serve rbac "$work/sa.kubeconfig"
 check "the vmgate service account with manifests/rbac syncs every resource" wait_until 20 ready "$rbac_metrics"

@@ -13,3 +13,62 @@ check() { # NAME COMMAND...
     failed=$((failed + 1))
   fi
 }
+
+# wait_until SECONDS COMMAND...: retries COMMAND every 0.2 s until it succeeds or the time is up.
+wait_until() { # SECONDS COMMAND...
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.2
+  done
+}
+
+# user_kubeconfig FILE USER [CA-FILE] [SERVER]: a kubeconfig for the test's control plane whose
+# user has the fields USER (a YAML flow mapping, e.g. {tokenFile: "..."}); the CA file and the
+# server default to the control plane's (its CA written to $work/apiserver-ca.crt).
+user_kubeconfig() {
+  local ca=${3:-$work/apiserver-ca.crt} server=${4:-}
+  if [[ -z $server ]]; then server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'); fi
+  if [[ -z ${3:-} ]]; then
+    kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$ca"
+  fi
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+current-context: e2e
+clusters: [{name: e2e, cluster: {server: "$server", certificate-authority: "$ca"}}]
+users: [{name: e2e, user: $2}]
+contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
+EOF
+}
+# token_kubeconfig FILE TOKEN [CA-FILE] [SERVER]: the same with a bearer token.
+token_kubeconfig() { user_kubeconfig "$1" "{token: \"$2\"}" "${@:3}"; }
+
+# A free TCP port on 127.0.0.1.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# e2e_start_testenv: a temporary directory `dir` (work files in `work=$dir/work`), a real control
+# plane in it (tools/testenv up; KUBECONFIG exported), and an EXIT trap that SIGTERMs the process
+# group of every pid in `pids` and waits for them, runs `e2e_extra_cleanup` when the script
+# defines it, brings the control plane down and removes the directory (KEEP_E2E_DIR=1 keeps it).
+e2e_cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do
+    kill -TERM -- "-$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  if declare -F e2e_extra_cleanup >/dev/null; then e2e_extra_cleanup; fi
+  tools/testenv down "$dir" >/dev/null 2>&1 || true
+  if [[ -n ${KEEP_E2E_DIR:-} ]]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
+}
+e2e_start_testenv() {
+  dir="$(mktemp -d)"
+  pids=()
+  trap e2e_cleanup EXIT
+  eval "$(tools/testenv up "$dir")"
+  work=$dir/work
+  mkdir -p "$work"
+}

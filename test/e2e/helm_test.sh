@@ -19,36 +19,12 @@ chart=$root/manifests/charts/vmgate
 # shellcheck source=test/e2e/e2e_support.sh
 source test/e2e/e2e_support.sh
 
-dir="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do
-    kill -TERM -- "-$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  tools/testenv down "$dir" >/dev/null 2>&1 || true
-  if [[ -n ${KEEP_E2E_DIR:-} ]]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
 start=$SECONDS
 
-eval "$(tools/testenv up "$dir")"
-work=$dir/work
-mkdir -p "$work"
+e2e_start_testenv
 # helm keeps its cache, configuration and data under the test's directory, not $HOME.
 export HELM_CACHE_HOME=$dir/helm/cache HELM_CONFIG_HOME=$dir/helm/config HELM_DATA_HOME=$dir/helm/data
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_until() { # SECONDS COMMAND...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
-}
 # fails COMMAND...: the command fails; its stderr is kept in $work/err.
 fails() { ! "$@" >"$work/out" 2>"$work/err"; }
 err_has() { grep -qF -- "$1" "$work/err" || { echo "not in the error output: $1" >&2; cat "$work/err" >&2; return 1; }; }
@@ -460,19 +436,6 @@ container = next(c for c in spec.get(sys.argv[2], []) if c["name"] == sys.argv[3
 for arg in container["args"]:
     print(arg.replace("/run/vmgate/tls", sys.argv[4]))
 PY
-}
-token_kubeconfig() { # FILE TOKEN
-  local server
-  server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
-  kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$work/apiserver-ca.crt"
-  cat >"$1" <<EOK
-apiVersion: v1
-kind: Config
-current-context: e2e
-clusters: [{name: e2e, cluster: {server: "$server", certificate-authority: "$work/apiserver-ca.crt"}}]
-users: [{name: e2e, user: {token: "$2"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
-EOK
 }
 if "$vmgate" certs --help >/dev/null 2>&1; then
   selfsigned_release "$(free_port)" "$(free_port)"

@@ -188,7 +188,6 @@ check "a write to the root is refused (exit $readonly_status)" \
   bash -c '[[ $1 == 2 ]] && grep -qi "read-only file system" "$2"' _ "$readonly_status" "$dir/readonly.log"
 
 # --- serve --------------------------------------------------------------------------------------
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 https_port=$(free_port)
 metrics_port=$(free_port)
 in_image vmgate serve --listen "127.0.0.1:$https_port" --metrics-listen "127.0.0.1:$metrics_port" \
@@ -196,13 +195,7 @@ in_image vmgate serve --listen "127.0.0.1:$https_port" --metrics-listen "127.0.0
   --shutdown-delay 0s >"$dir/serve.log" 2>&1 &
 serve_pid=$!
 ready=false
-for ((i = 0; i < 100; i++)); do
-  if curl -sf "http://127.0.0.1:$metrics_port/readyz" >/dev/null 2>&1; then
-    ready=true
-    break
-  fi
-  sleep 0.1
-done
+if wait_until 10 curl -sf "http://127.0.0.1:$metrics_port/readyz" -o /dev/null; then ready=true; fi
 check "vmgate serve in the image is ready" $ready
 if ! $ready; then cat "$dir/serve.log" >&2; fi
 response=$(curl -s --cacert "$tls/ca.crt" -H 'Content-Type: application/json' \
@@ -273,13 +266,7 @@ container=vmgate-image-test-$$
   --shutdown-delay 0s >/dev/null
 podman_container=$container
 ready=false
-for ((i = 0; i < 100; i++)); do
-  if curl -sf "http://127.0.0.1:$metrics_port/readyz" >/dev/null 2>&1; then
-    ready=true
-    break
-  fi
-  sleep 0.1
-done
+if wait_until 10 curl -sf "http://127.0.0.1:$metrics_port/readyz" -o /dev/null; then ready=true; fi
 check "podman: vmgate serve is ready" $ready
 response=$(curl -s --cacert "$tls/ca.crt" -H 'Content-Type: application/json' \
   --data-binary @manifests/examples/reviews/vm-create.json \

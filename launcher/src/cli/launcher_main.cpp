@@ -1,6 +1,7 @@
 #include "vmgate/launcher/launcher_main.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <csignal>
@@ -8,6 +9,7 @@
 #include <thread>
 
 #include "vmgate/launcher/converter.hpp"
+#include "vmgate/launcher/host_topology.hpp"
 #include "vmgate/launcher/options.hpp"
 #include "vmgate/launcher/vmi_source.hpp"
 #include "vmgate/launcher/volume_plan.hpp"
@@ -55,7 +57,7 @@ class SignalWatcher {
 };
 
 int boot(const LauncherOptions& options, const json::Value& vmi, const std::string& xml, long grace_seconds,
-         std::ostream& err) {
+         bool start_paused, std::ostream& err) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
@@ -80,6 +82,7 @@ int boot(const LauncherOptions& options, const json::Value& vmi, const std::stri
   SupervisorConfig config;
   config.grace_period = std::chrono::seconds(grace_seconds);
   config.status_file = options.status_file;
+  config.start_paused = start_paused;
   config.on_running = [&err](const std::string& name) {
     err << "vmgate-launcher: domain " << name << " running" << std::endl;
   };
@@ -116,7 +119,7 @@ int boot(const LauncherOptions& options, const json::Value& vmi, const std::stri
 #else
 namespace {
 int boot(const LauncherOptions& /*options*/, const json::Value& /*vmi*/, const std::string& /*xml*/,
-         long /*grace_seconds*/, std::ostream& err) {
+         long /*grace_seconds*/, bool /*start_paused*/, std::ostream& err) {
   err << "vmgate-launcher: built without libvirt; only --print-xml works\n";
   return 1;
 }
@@ -144,6 +147,14 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
     convert_options.layout = layout_below(options->pod_root);
   }
   convert_options.layout.block_pvcs = block_volumes(*vmi, convert_options.layout);
+  // The pod's CPUs, for dedicatedCpuPlacement: the launcher's own affinity is its cgroup cpuset.
+  if (cpu_set_t set; sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (std::size_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) {
+        convert_options.cpuset.push_back(static_cast<int>(cpu));
+      }
+    }
+  }
   convert_options.software_emulation = use_software_emulation(options->emulation);
   convert_options.firmware = options->firmware;
   convert_options.layout.serial_log = options->console_log;
@@ -154,6 +165,13 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   if (!options->kernel_boot_dir.empty()) {
     convert_options.layout.kernel_boot_dir = options->kernel_boot_dir;
   }
+  convert_options.cpu_numa_nodes = host_cpu_numa_nodes();
+  Result<std::map<std::string, BlockSizes>> block_sizes = probe_block_sizes(*vmi, convert_options.layout);
+  if (!block_sizes) {
+    err << "vmgate-launcher: " << block_sizes.error().message << '\n';
+    return exit_usage;
+  }
+  convert_options.block_sizes = std::move(*block_sizes);
   Result<std::string> xml = convert(*vmi, convert_options);
   if (!xml) {
     err << "vmgate-launcher: " << xml.error().message << '\n';
@@ -182,7 +200,9 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
       grace_seconds = static_cast<long>(grace->GetInt64());
     }
   }
-  return boot(*options, *vmi, *xml, grace_seconds, err);
+  const json::Value* strategy = json::find_path(*vmi, {"spec", "startStrategy"});
+  const bool start_paused = strategy != nullptr && strategy->IsString() && json::as_view(*strategy) == "Paused";
+  return boot(*options, *vmi, *xml, grace_seconds, start_paused, err);
 }
 
 }  // namespace vmgate::launcher

@@ -82,16 +82,21 @@ static_assert(common::every_option_declared(specs), "every Option is declared");
 }  // namespace
 
 std::string launcher_usage() {
-  return R"(Usage: vmgate-launcher (--vmi FILE | --vm FILE [--objects PATH]... | --vmi-name NS/NAME) [options]
+  return R"(Usage: vmgate-launcher (--vmi FILE | --vm FILE | --vmi-name NS/NAME) [--objects PATH]... [options]
 
 Turns an admitted VirtualMachineInstance into libvirt domain XML.
 
 Input (exactly one):
-  --vmi FILE            a VirtualMachineInstance (YAML or JSON)
+  --vmi FILE            a VirtualMachineInstance (YAML or JSON). One that admission has not
+                        seen (without the kubevirt.io/foregroundDeleteVirtualMachine
+                        finalizer) first gets KubeVirt's VMI defaults from the admission core
+                        (mutate, validate), as the webhook would: a disk without a bus is
+                        sata, the sockets come from the CPU limit...; an admitted one is
+                        taken as it is
   --vm FILE             a VirtualMachine, expanded to its VMI by the admission core
                         (mutate, validate, expand: the same VMI `vmgate check` computes)
-  --objects PATH        cluster objects for --vm (instancetypes, preferences, PVCs...);
-                        a file or directory, repeatable
+  --objects PATH        cluster objects for --vm and --vmi (instancetypes, preferences,
+                        PVCs, the KubeVirt CR...); a file or directory, repeatable
   --namespace NS        namespace for objects without one (default "default")
   --vmi-name NS/NAME    read the VMI from the Kubernetes API (NAME alone: in --namespace),
                         through --kubeconfig FILE [--context NAME], or the pod's service
@@ -216,8 +221,8 @@ Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view>
   if (inputs != 1) {
     return Error{"exactly one of --vmi, --vm or --vmi-name is required"};
   }
-  if (!options.objects.empty() && options.vm_file.empty()) {
-    return Error{"--objects is only used with --vm"};
+  if (!options.objects.empty() && options.vm_file.empty() && options.vmi_file.empty()) {
+    return Error{"--objects is only used with --vm and --vmi"};
   }
   if ((!options.kubeconfig.empty() || !options.context.empty()) && options.vmi_name.empty()) {
     return Error{"--kubeconfig and --context are only used with --vmi-name"};

@@ -74,6 +74,19 @@ Result<json::Document> fetch_vmi(const LauncherOptions& options) {
 
 }  // namespace
 
+bool admitted(const json::Value& vmi) {
+  const json::Value* finalizers = json::find_path(vmi, {"metadata", "finalizers"});
+  if (finalizers == nullptr || !finalizers->IsArray()) {
+    return false;
+  }
+  for (const json::Value& finalizer : finalizers->GetArray()) {
+    if (finalizer.IsString() && json::as_view(finalizer) == admitted_finalizer) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& standard_input) {
   if (!options.vmi_name.empty()) {
     return fetch_vmi(options);
@@ -90,7 +103,7 @@ Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& st
     return object.error();
   }
   json::Document vmi;
-  if (!from_vm) {
+  if (!from_vm && admitted((*object)->object())) {
     vmi.CopyFrom((*object)->object(), vmi.GetAllocator());
     default_namespace(vmi, options.namespace_name);
     return vmi;
@@ -100,6 +113,24 @@ Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& st
       kube::load_cluster(options.objects, options.namespace_name, pipeline, standard_input);
   if (!cluster) {
     return cluster.error();
+  }
+  if (!from_vm) {
+    // A VMI admission has not seen yet: the VMI webhooks' defaults (mutate, validate), so that
+    // what boots is what KubeVirt would boot (a disk without a bus is sata on amd64, the sockets
+    // come from the CPU limit, ...). No request time: the Pending transition stays unrecorded.
+    vmi.CopyFrom((*object)->object(), vmi.GetAllocator());
+    default_namespace(vmi, options.namespace_name);
+    admission::Request request;
+    request.resource = admission::Resource::virtual_machine_instance;
+    request.namespace_name = std::string(json::find_string(*json::find(vmi, "metadata"), "namespace"));
+    request.object = &vmi;
+    admission::Outcome outcome = pipeline.admit(request, cluster->store);
+    if (!outcome.verdict.allowed) {
+      return Error{"admission denied the VirtualMachineInstance: " + outcome.verdict.message};
+    }
+    json::Document defaulted;
+    defaulted.Swap(outcome.admitted);
+    return defaulted;
   }
   admission::Request request;
   request.resource = admission::Resource::virtual_machine;

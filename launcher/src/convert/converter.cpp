@@ -50,23 +50,30 @@ Result<std::string> Converter::run() {
        "topologySpreadConstraints", "evictionStrategy", "schedulerName", "priorityClassName", "hostname", "subdomain",
        "dnsConfig", "dnsPolicy", "architecture", "startStrategy", "livenessProbe", "readinessProbe"});
   if (auto strategy = get_string(*spec, "startStrategy", "spec"); strategy && !strategy->empty()) {
-    fail("spec.startStrategy", unsupported);
+    if (*strategy != "Paused") {
+      fail("spec.startStrategy", "must be Paused");
+    }
+    start_paused_ = true;
   }
   if (auto arch = get_string(*spec, "architecture", "spec"); arch && *arch != "amd64") {
-    fail("spec.architecture", "only amd64 is supported by vmgate-launcher");
+    // An arm64 or s390x guest needs a node of its architecture (KubeVirt schedules it there).
+    fail("spec.architecture", "needs a " + *arch + " host: vmgate-launcher runs amd64 guests");
   }
   const Value* spec_domain = json::find(*spec, "domain");
   if (spec_domain == nullptr || !spec_domain->IsObject()) {
     return Error{"spec.domain: required"};
   }
   check_keys(spec_domain, "spec.domain",
-             {"resources", "cpu", "memory", "machine", "firmware", "clock", "features", "devices"});
+             {"resources", "cpu", "memory", "machine", "firmware", "clock", "features", "devices", "ioThreadsPolicy",
+              "ioThreads"});
 
   XmlElement domain("domain");
   domain.set_attribute("type", options_.software_emulation ? "qemu" : "kvm");
   map_metadata(domain);
   map_memory(domain, *spec_domain);
   map_cpu(domain, *spec_domain);
+  map_memory_backing(domain);
+  map_iothreads(domain, *spec_domain);
   map_os(domain, *spec_domain);
   map_features(domain, *spec_domain);
   map_clock(domain, *spec_domain);

@@ -46,7 +46,8 @@ PodLayout layout_below(std::string_view root) {
   const std::string prefix(root);
   for (std::string* directory :
        {&layout.pvc_dir, &layout.container_disk_dir, &layout.ephemeral_dir, &layout.empty_disk_dir,
-        &layout.cloud_init_dir, &layout.kernel_boot_dir, &layout.private_dir, &layout.nvram_dir}) {
+        &layout.cloud_init_dir, &layout.kernel_boot_dir, &layout.private_dir, &layout.nvram_dir, &layout.virtiofs_dir,
+        &layout.service_account_dir}) {
     *directory = prefix + *directory;
   }
   return layout;
@@ -74,6 +75,35 @@ std::string empty_disk_file(const PodLayout& layout, std::string_view volume) {
 
 std::string no_cloud_iso(const PodLayout& layout, std::string_view vmi_namespace, std::string_view vmi_name) {
   return layout.cloud_init_dir + "/" + std::string(vmi_namespace) + "/" + std::string(vmi_name) + "/noCloud.iso";
+}
+
+std::string config_drive_iso(const PodLayout& layout, std::string_view vmi_namespace, std::string_view vmi_name) {
+  return layout.cloud_init_dir + "/" + std::string(vmi_namespace) + "/" + std::string(vmi_name) + "/configdrive.iso";
+}
+
+std::string cloud_init_secret_dir(const PodLayout& layout, std::string_view volume) {
+  return layout.private_dir + "/secret/" + std::string(volume);
+}
+
+std::optional<ConfigDisk> config_disk(const PodLayout& layout, std::string_view kind, std::string_view volume) {
+  // pkg/config: <private>/<kind dir>/<vol> holds the mounted files, <private>/<kind dir>-disks the ISOs;
+  // the service account is the pod's own token mount, with one ISO.
+  const std::string vol(volume);
+  for (const auto& [key, dir] : {std::pair{"configMap", "config-map"}, std::pair{"secret", "secret"},
+                                 std::pair{"downwardAPI", "downwardapi"}, std::pair{"sysprep", "sysprep"}}) {
+    if (kind == key) {
+      return ConfigDisk{layout.private_dir + "/" + dir + "/" + vol,
+                        layout.private_dir + "/" + dir + "-disks/" + vol + ".iso"};
+    }
+  }
+  if (kind == "serviceAccount") {
+    return ConfigDisk{layout.service_account_dir, layout.private_dir + "/service-account-disk/service-account.iso"};
+  }
+  return std::nullopt;
+}
+
+std::string virtiofs_socket(const PodLayout& layout, std::string_view name) {
+  return layout.virtiofs_dir + "/" + std::string(name) + ".sock";
 }
 
 }  // namespace vmgate::launcher

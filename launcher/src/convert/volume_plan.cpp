@@ -96,6 +96,30 @@ std::string no_cloud_meta_data(const Value& vmi, std::string_view name) {
   return json::to_string(meta);
 }
 
+// ConfigDriveMetadata as encoding/json writes it when the source has none (cloud-init.go):
+// instance_type (omitempty), instance_id "<name>.<namespace>", uuid the firmware UUID.
+std::string config_drive_meta_data(const Value& vmi, std::string_view name, std::string_view namespace_name) {
+  json::Document meta(rapidjson::kObjectType);
+  auto& allocator = meta.GetAllocator();
+  const Value* annotations = json::find_path(vmi, {"metadata", "annotations"});
+  std::string_view instancetype;
+  if (annotations != nullptr) {
+    instancetype = json::find_string(*annotations, "kubevirt.io/cluster-instancetype-name");
+    if (instancetype.empty()) {
+      instancetype = json::find_string(*annotations, "kubevirt.io/instancetype-name");
+    }
+  }
+  if (!instancetype.empty()) {
+    json::set_string(meta, "instance_type", instancetype, allocator);
+  }
+  json::set_string(meta, "instance_id", std::string(name) + "." + std::string(namespace_name), allocator);
+  const Value* firmware = json::find_path(vmi, {"spec", "domain", "firmware"});
+  if (const std::string_view uuid = firmware != nullptr ? json::find_string(*firmware, "uuid") : ""; !uuid.empty()) {
+    json::set_string(meta, "uuid", uuid, allocator);
+  }
+  return json::to_string(meta);
+}
+
 }  // namespace
 
 bool is_claim(const json::Value& volume) {
@@ -122,6 +146,16 @@ Result<VolumePlan> plan_volumes(const json::Value& vmi, const PodLayout& layout)
   if (namespace_name.empty()) {
     namespace_name = "default";
   }
+  // Volumes shared through virtiofs are served by virtiofsd from the pod's mount, not as disks.
+  std::set<std::string, std::less<>> filesystems;
+  if (const Value* list = json::find_path(*spec, {"domain", "devices", "filesystems"});
+      list != nullptr && list->IsArray()) {
+    for (const Value& filesystem : list->GetArray()) {
+      if (filesystem.IsObject()) {
+        filesystems.insert(std::string(json::find_string(filesystem, "name")));
+      }
+    }
+  }
   for (rapidjson::SizeType i = 0; i < volumes->Size(); ++i) {
     const Value& volume = (*volumes)[i];
     const std::string field = "spec.volumes[" + std::to_string(i) + "]";
@@ -134,6 +168,22 @@ Result<VolumePlan> plan_volumes(const json::Value& vmi, const PodLayout& layout)
     }
     if (!is_file_name(volume_name)) {
       return field_error(field + ".name", "cannot name a file in the pod (contains '/' or is '.' or '..')");
+    }
+    if (filesystems.count(volume_name) != 0) {
+      continue;
+    }
+    bool config = false;
+    for (const char* kind : {"configMap", "secret", "downwardAPI", "serviceAccount", "sysprep"}) {
+      if (const Value* source = json::find_object(volume, kind); source != nullptr) {
+        const std::optional<ConfigDisk> disk = config_disk(layout, kind, volume_name);
+        const std::string_view label = json::find_string(*source, "volumeLabel");
+        plan.config_isos.push_back({field + "." + kind, disk->source_dir, disk->iso,
+                                    label.empty() ? std::string("cfgdata") : std::string(label)});
+        config = true;
+      }
+    }
+    if (config) {
+      continue;
     }
     if (const Value* source = json::find_object(volume, "containerDisk"); source != nullptr) {
       plan.overlays.push_back(
@@ -170,20 +220,27 @@ Result<VolumePlan> plan_volumes(const json::Value& vmi, const PodLayout& layout)
       } else {
         return field_error(host_field + ".type", "must be Disk or DiskOrCreate");
       }
-    } else if (const Value* cloud = json::find_object(volume, "cloudInitNoCloud"); cloud != nullptr) {
-      const std::string cloud_field = field + ".cloudInitNoCloud";
+    } else if (const Value* cloud = json::find_object(volume, "cloudInitNoCloud"),
+               *drive = json::find_object(volume, "cloudInitConfigDrive");
+               cloud != nullptr || drive != nullptr) {
+      const bool config_drive = cloud == nullptr;
+      const Value& cloud_source = config_drive ? *drive : *cloud;
+      const std::string cloud_field = field + (config_drive ? ".cloudInitConfigDrive" : ".cloudInitNoCloud");
       if (!plan.no_cloud.empty()) {
         return field_error(cloud_field, "only one cloud-init volume is supported");
       }
-      Result<std::string> user_data = raw_or_base64(*cloud, "userData", "userDataBase64", cloud_field);
+      Result<std::string> user_data = raw_or_base64(cloud_source, "userData", "userDataBase64", cloud_field);
       if (!user_data) {
         return user_data.error();
       }
-      Result<std::string> network_data = raw_or_base64(*cloud, "networkData", "networkDataBase64", cloud_field);
+      Result<std::string> network_data = raw_or_base64(cloud_source, "networkData", "networkDataBase64", cloud_field);
       if (!network_data) {
         return network_data.error();
       }
-      if (user_data->empty() && network_data->empty()) {
+      // A secretRef's data is read from the pod's mount when the ISO is built.
+      const bool user_secret = json::find_object(cloud_source, "secretRef") != nullptr;
+      const bool network_secret = json::find_object(cloud_source, "networkDataSecretRef") != nullptr;
+      if (user_data->empty() && network_data->empty() && !user_secret && !network_secret) {
         return field_error(cloud_field,
                            "userDataBase64, userData, networkDataBase64 or networkData is required for a cloud-init "
                            "data source");
@@ -192,8 +249,16 @@ Result<VolumePlan> plan_volumes(const json::Value& vmi, const PodLayout& layout)
         // The ISO's directory is named after them.
         return field_error("metadata", "a name and a namespace that can name files in the pod are required");
       }
-      plan.no_cloud.push_back({cloud_field, no_cloud_iso(layout, namespace_name, name), no_cloud_meta_data(vmi, name),
-                               std::move(*user_data), std::move(*network_data)});
+      NoCloudIso iso{
+          cloud_field,
+          config_drive ? config_drive_iso(layout, namespace_name, name) : no_cloud_iso(layout, namespace_name, name),
+          config_drive ? config_drive_meta_data(vmi, name, namespace_name) : no_cloud_meta_data(vmi, name),
+          std::move(*user_data),
+          std::move(*network_data),
+          config_drive,
+          user_secret ? cloud_init_secret_dir(layout, volume_name) : std::string(),
+          network_secret ? cloud_init_secret_dir(layout, volume_name) : std::string()};
+      plan.no_cloud.push_back(std::move(iso));
     }
   }
   return plan;

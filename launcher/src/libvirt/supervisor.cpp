@@ -132,7 +132,8 @@ Outcome Supervisor::run(const std::string& xml) {
       virDomainUndefineFlags(leftover.get(), VIR_DOMAIN_UNDEFINE_KEEP_NVRAM);
     }
   }
-  const DomainHandle created(virDomainCreateXML(connection_, xml.c_str(), VIR_DOMAIN_NONE));
+  const DomainHandle created(
+      virDomainCreateXML(connection_, xml.c_str(), config_.start_paused ? VIR_DOMAIN_START_PAUSED : VIR_DOMAIN_NONE));
   if (!created) {
     const std::string error = last_libvirt_error();
     write_status("Failed", error);
@@ -140,7 +141,7 @@ Outcome Supervisor::run(const std::string& xml) {
   }
   const unsigned int domain_id = virDomainGetID(created.get());
   running_at_ = utc_now();
-  write_status("Running", "domain running");
+  write_status("Running", config_.start_paused ? "domain started paused (startStrategy Paused)" : "domain running");
   if (config_.on_running) {
     config_.on_running(name_of(created.get()));
   }

@@ -1,8 +1,6 @@
 #include "vmgate/server/certs_options.hpp"
 
-#include <algorithm>
-#include <cctype>
-
+#include "vmgate/admission/validation/dns1123.hpp"
 #include "vmgate/common/options.hpp"
 #include "vmgate/server/go_duration.hpp"
 
@@ -62,6 +60,7 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                              .help = "renew when the certificate or the CA expires within D (default 720h;\n"
                                      "shorter than both durations)."});
   set(Option::write_dir, {.name = "write-dir",
+                          .non_empty = true,
                           .value_name = "DIR",
                           .help = "keep DIR/tls.crt, DIR/tls.key and DIR/ca.crt equal to the Secret's\n"
                                   "serving pair, swapped at once through a ..data symlink as the kubelet\n"
@@ -75,53 +74,26 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                                .help = "without --once, reconcile this often (default 1m); SIGTERM exits 0."});
   set(Option::force_renew, {.name = "force-renew", .flag = true, .help = "start a renewal now although none is due."});
   set(Option::kubeconfig, {.name = "kubeconfig",
+                           .non_empty = true,
                            .value_name = "FILE",
                            .help = "the Kubernetes API of this kubeconfig (default: the pod's service\n"
                                    "account)."});
-  set(Option::context,
-      {.name = "context", .value_name = "NAME", .help = "the kubeconfig context (default: its current-context)."});
+  set(Option::context, {.name = "context",
+                        .non_empty = true,
+                        .value_name = "NAME",
+                        .help = "the kubeconfig context (default: its current-context)."});
   set(Option::help, {.name = "help", .flag = true, .help = "print this help."});
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
 
-// RFC 1123: what Kubernetes accepts as a Service name (label) or a Secret / configuration name
-// (subdomain).
+// What Kubernetes accepts as a Service or namespace name (a DNS-1123 label) and as a Secret or
+// configuration name (a DNS-1123 subdomain).
 bool is_label(std::string_view text) {
-  if (text.empty() || text.size() > 63 || text.front() == '-' || text.back() == '-') {
-    return false;
-  }
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return (std::islower(static_cast<unsigned char>(c)) != 0) || (std::isdigit(static_cast<unsigned char>(c)) != 0) ||
-           c == '-';
-  });
+  return admission::validation::dns1123_label_errors(text).empty();
 }
 
 bool is_subdomain(std::string_view text) {
-  if (text.empty() || text.size() > 253) {
-    return false;
-  }
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = text.find('.', start);
-    if (!is_label(text.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start))) {
-      return false;
-    }
-    if (dot == std::string_view::npos) {
-      return true;
-    }
-    start = dot + 1;
-  }
-}
-
-Result<std::chrono::nanoseconds> positive_duration(std::string_view name, std::string_view text) {
-  Result<std::chrono::nanoseconds> parsed = serve::parse_go_duration(text);
-  if (!parsed) {
-    return Error{"--" + std::string(name) + ": " + parsed.error().message + " (e.g. 10s, 5m, 720h)"};
-  }
-  if (parsed->count() == 0) {
-    return Error{"--" + std::string(name) + " must be longer than 0"};
-  }
-  return *parsed;
+  return admission::validation::dns1123_subdomain_errors(text).empty();
 }
 
 }  // namespace
@@ -129,17 +101,10 @@ Result<std::chrono::nanoseconds> positive_duration(std::string_view name, std::s
 Result<CertsOptions> parse_certs_options(std::span<const std::string_view> args) {
   Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
   if (!parsed) {
-    const common::OptionError& error = parsed.error();
-    if (error.kind == common::OptionErrorKind::unknown_option && !error.option.starts_with("--")) {
-      return Error{"unexpected argument \"" + error.argument + "\" (certs takes only options)"};
-    }
-    if (error.kind == common::OptionErrorKind::unknown_option) {
-      return Error{error.message()};
-    }
-    return Error{error.option + " " + std::string(error.problem())};
+    return Error{parsed.error().options_only_message("certs")};
   }
   if (!parsed->operands.empty()) {
-    return Error{"unexpected argument \"" + std::string(parsed->operands.front()) + "\" (certs takes only options)"};
+    return Error{common::unexpected_argument(parsed->operands.front(), "certs")};
   }
   CertsOptions options;
   for (const auto& [spec_index, value] : parsed->options) {
@@ -183,21 +148,12 @@ Result<CertsOptions> parse_certs_options(std::span<const std::string_view> args)
         status = subdomain(options.cluster_domain);
         break;
       case Option::write_dir:
-        if (text.empty()) {
-          return Error{"--write-dir must not be empty"};
-        }
         options.write_dir = text;
         break;
       case Option::kubeconfig:
-        if (text.empty()) {
-          return Error{"--kubeconfig must not be empty"};
-        }
         options.kubeconfig = text;
         break;
       case Option::context:
-        if (text.empty()) {
-          return Error{"--context must not be empty"};
-        }
         options.context = text;
         break;
       case Option::once:
@@ -213,7 +169,7 @@ Result<CertsOptions> parse_certs_options(std::span<const std::string_view> args)
       case Option::cert_duration:
       case Option::renew_before:
       case Option::check_interval: {
-        Result<std::chrono::nanoseconds> duration = positive_duration(name, text);
+        Result<std::chrono::nanoseconds> duration = serve::parse_duration_option(name, text, false);
         if (!duration) {
           return duration.error();
         }

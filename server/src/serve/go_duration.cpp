@@ -134,4 +134,16 @@ Result<std::optional<std::chrono::nanoseconds>> timeout_parameter(std::string_vi
   return std::optional<std::chrono::nanoseconds>{};
 }
 
+Result<std::chrono::nanoseconds> parse_duration_option(std::string_view name, std::string_view text,
+                                                       bool zero_allowed) {
+  Result<std::chrono::nanoseconds> parsed = parse_go_duration(text);
+  if (!parsed) {
+    return Error{"--" + std::string(name) + ": " + parsed.error().message + " (e.g. 10s, 500ms, 2m)"};
+  }
+  if (parsed->count() == 0 && !zero_allowed) {
+    return Error{"--" + std::string(name) + " must be longer than 0"};
+  }
+  return *parsed;
+}
+
 }  // namespace vmgate::serve

@@ -81,6 +81,7 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                         .help = "the cluster: instancetypes, preferences, PVCs, DataVolumes,\n"
                                 "DataSources, the KubeVirt CR (repeatable); re-read when it changes."});
   set(Option::kubevirt_namespace, {.name = "kubevirt-namespace",
+                                   .non_empty = true,
                                    .value_name = "NS",
                                    .help = "KubeVirt's namespace; its service accounts count as KubeVirt\n"
                                            "(default kubevirt)."});
@@ -116,12 +117,15 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                            .value_name = "true|false",
                            .help = "one JSON line per admission on stderr (default true)."});
   set(Option::kubeconfig, {.name = "kubeconfig",
+                           .non_empty = true,
                            .value_name = "FILE",
                            .help = "read the cluster from the Kubernetes API this kubeconfig names (a\n"
                                    "watch cache), instead of --objects. In a pod (service account\n"
                                    "mounted, KUBERNETES_SERVICE_HOST set) the API is used without it."});
-  set(Option::context,
-      {.name = "context", .value_name = "NAME", .help = "the kubeconfig context (default: its current-context)."});
+  set(Option::context, {.name = "context",
+                        .non_empty = true,
+                        .value_name = "NAME",
+                        .help = "the kubeconfig context (default: its current-context)."});
   set(Option::cache_sync_timeout, {.name = "cache-sync-timeout",
                                    .value_name = "D",
                                    .help = "how long to wait at start for the cache's first sync before serving\n"
@@ -133,18 +137,6 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
   set(Option::help, {.name = "help", .flag = true, .help = "print this help."});
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
-
-// serve's own wording, which its users and tests know: "--listen needs a value". An argument
-// with a single dash is not an option here: serve has no short options.
-Error option_error(const common::OptionError& error) {
-  if (error.kind == common::OptionErrorKind::unknown_option) {
-    if (!error.option.starts_with("--")) {
-      return Error{"unexpected argument \"" + error.argument + "\" (serve takes only options)"};
-    }
-    return Error{error.message()};
-  }
-  return Error{error.option + " " + std::string(error.problem())};
-}
 
 template <class Number>
 std::optional<Number> parse_number(std::string_view text) {
@@ -171,14 +163,6 @@ std::optional<std::size_t> parse_byte_size(std::string_view text) {
     return std::nullopt;
   }
   return *count << shift;
-}
-
-Result<std::chrono::milliseconds> parse_milliseconds(std::string_view name, std::string_view text) {
-  Result<std::chrono::nanoseconds> parsed = parse_go_duration(text);
-  if (!parsed) {
-    return Error{"--" + std::string(name) + ": " + parsed.error().message + " (e.g. 10s, 500ms, 2m)"};
-  }
-  return std::chrono::ceil<std::chrono::milliseconds>(*parsed);
 }
 
 std::chrono::milliseconds& duration_field(ServeOptions& options, Option option) {
@@ -247,10 +231,10 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
 Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args, const Environment& environment) {
   Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
   if (!parsed) {
-    return option_error(parsed.error());
+    return Error{parsed.error().options_only_message("serve")};
   }
   if (!parsed->operands.empty()) {
-    return Error{"unexpected argument \"" + std::string(parsed->operands.front()) + "\" (serve takes only options)"};
+    return Error{common::unexpected_argument(parsed->operands.front(), "serve")};
   }
   ServeOptions options;
   for (const auto& [spec_index, value] : parsed->options) {
@@ -292,21 +276,12 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
         options.objects.push_back(text);
         break;
       case Option::kubeconfig:
-        if (text.empty()) {
-          return Error{"--kubeconfig must not be empty"};
-        }
         options.kubeconfig = text;
         break;
       case Option::context:
-        if (text.empty()) {
-          return Error{"--context must not be empty"};
-        }
         options.context = text;
         break;
       case Option::kubevirt_namespace:
-        if (text.empty()) {
-          return Error{"--kubevirt-namespace must not be empty"};
-        }
         options.kubevirt_namespace = text;
         break;
       case Option::threads: {
@@ -351,16 +326,13 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
       case Option::header_timeout:
       case Option::body_timeout:
       case Option::idle_timeout: {
-        Result<std::chrono::milliseconds> duration = parse_milliseconds(name, text);
+        const bool zero_allowed =
+            option == Option::shutdown_delay || option == Option::grace_period || option == Option::cache_sync_timeout;
+        Result<std::chrono::nanoseconds> duration = parse_duration_option(name, text, zero_allowed);
         if (!duration) {
           return duration.error();
         }
-        const bool zero_allowed =
-            option == Option::shutdown_delay || option == Option::grace_period || option == Option::cache_sync_timeout;
-        if (duration->count() == 0 && !zero_allowed) {
-          return Error{"--" + std::string(name) + " must be longer than 0"};
-        }
-        duration_field(options, option) = *duration;
+        duration_field(options, option) = std::chrono::ceil<std::chrono::milliseconds>(*duration);
         break;
       }
     }

@@ -1,9 +1,7 @@
 // ApiConnection::request against a small TLS server on 127.0.0.1 that records what it was sent
 // and answers from a script: methods, bodies and content types on the wire, the keep-alive
 // connection reused, a closed kept-alive connection retried only when that is safe, errors.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -20,6 +18,7 @@
 
 #include "vmgate/kube/api_client.hpp"
 #include "vmgate/kube/openssl_handles.hpp"
+#include "support/loopback_listener.hpp"
 
 namespace vmgate::kube {
 namespace {
@@ -73,31 +72,21 @@ class ScriptedServer {
     context_.reset(SSL_CTX_new(TLS_server_method()));
     SSL_CTX_use_certificate(context_.get(), identity_.certificate.get());
     SSL_CTX_use_PrivateKey(context_.get(), identity_.key.get());
-    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address));  // NOLINT: C API
-    ::listen(listener_, 8);
-    socklen_t length = sizeof(address);
-    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);  // NOLINT: C API
-    port_ = ntohs(address.sin_port);
     thread_ = std::thread([this] { serve(); });
   }
   ScriptedServer(const ScriptedServer&) = delete;
   ScriptedServer& operator=(const ScriptedServer&) = delete;
   ~ScriptedServer() {
     stopping_ = true;
-    ::shutdown(listener_, SHUT_RDWR);
-    ::close(listener_);
+    listener_.shutdown();
     thread_.join();
   }
 
   [[nodiscard]] ClientConfig config() const {
     ClientConfig config;
     config.host = "127.0.0.1";
-    config.port = port_;
-    config.server = "https://127.0.0.1:" + std::to_string(port_);
+    config.port = listener_.port();
+    config.server = "https://127.0.0.1:" + std::to_string(listener_.port());
     config.insecure_skip_tls_verify = true;
     config.bearer_token = "secret-token";
     config.origin = "test";
@@ -113,7 +102,7 @@ class ScriptedServer {
   void serve() {
     int connection_number = 0;
     while (!stopping_) {
-      const int fd = ::accept(listener_, nullptr, nullptr);
+      const int fd = ::accept(listener_.fd(), nullptr, nullptr);
       if (fd < 0) {
         return;
       }
@@ -202,8 +191,7 @@ class ScriptedServer {
 
   ServerIdentity identity_;
   SslCtxPtr context_;
-  int listener_ = -1;
-  std::uint16_t port_ = 0;
+  vmgate::testing::LoopbackListener listener_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
   std::mutex mutex_;

@@ -3,14 +3,18 @@
 // VMI's firmware.kernelBoot. The guest's /init (test/fixtures/launcher/boot/init) prints markers
 // on the serial console, which the launcher logs to a file. Prerequisites missing: skipped, but
 // failed when CI=true (tools/launcher-boot-prereqs provides them). Never asserts on boot speed.
+#include <sched.h>
 #include <signal.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -146,14 +150,17 @@ class BootTest : public ::testing::Test {
                "  name: boot-" +
                    mode +
                    "\n"
-                   "  namespace: default\n"
+                   "  namespace: default\n" +
+                   metadata_ +
                    "spec:\n"
                    "  terminationGracePeriodSeconds: 5\n"
                    "  domain:\n"
                    "    machine: {type: q35}\n"
-                   "    cpu: {model: host-model}\n"
-                   "    memory: {guest: 256Mi}\n" +
-                   domain_extra +
+                   "    cpu: " +
+                   cpu_ +
+                   "\n"
+                   "    memory: " +
+                   memory_ + "\n" + domain_extra +
                    "    firmware:\n"
                    "      uuid: " +
                    std::string(guest_uuid) +
@@ -161,8 +168,8 @@ class BootTest : public ::testing::Test {
                    "      serial: " +
                    std::string(guest_serial) + "\n" + firmware_extra +
                    "      kernelBoot:\n"
-                   "        kernelArgs: console=ttyS0 quiet panic=-1 vmgate.mode=" +
-                   mode +
+                   "        kernelArgs: " +
+                   kernel_args(mode) +
                    "\n"
                    "        container:\n"
                    "          image: local/kernel:latest\n"
@@ -173,20 +180,68 @@ class BootTest : public ::testing::Test {
                    (work() / "initramfs.cpio.gz").string() +
                    "\n"
                    "    devices:\n"
-                   "      autoattachGraphicsDevice: false\n" +
-                   devices + volumes);
+                   "      autoattachGraphicsDevice: false\n"
+                   // No pod here to create the tap of KubeVirt's default pod interface.
+                   "      autoattachPodInterface: false\n" +
+                   devices + volumes + status_);
     return file;
   }
 
+  static std::string kernel_args(const std::string& mode) {
+    // memhp_default_state: memory that virtio-mem plugs comes online at once (no udev here).
+    return "console=ttyS0 quiet panic=-1 memhp_default_state=online vmgate.mode=" + mode;
+  }
+
+  // `cpu`, `memory` of the VMI write_vmi() writes; `status` YAML appended at the top level.
+  std::string cpu_ = "{model: host-model}";
+  std::string memory_ = "{guest: 256Mi}";
+  std::string status_;
+  std::string metadata_;  // YAML lines under metadata
+
   std::unique_ptr<LauncherProcess> start(const fs::path& vmi, const std::string& stderr_name = "launcher.err") {
-    auto process = std::make_unique<LauncherProcess>(
-        VMGATE_LAUNCHER_BINARY,
-        std::vector<std::string>{"--vmi", vmi.string(), "--root", root().string(), "--emulation", "software",
-                                 "--kernel-boot-dir", "/", "--pod-root", (work() / "pod").string(), "--console-log",
-                                 serial_log().string(), "--status-file", (work() / "status.json").string()},
-        work() / stderr_name);
+    return start_with({"--vmi", vmi.string()}, stderr_name);
+  }
+
+  // The launcher with `input` (--vmi FILE, or --vm FILE --objects DIR) and the test's pod.
+  std::unique_ptr<LauncherProcess> start_with(std::vector<std::string> input,
+                                              const std::string& stderr_name = "launcher.err") {
+    const std::vector<std::string> pod = {"--root",
+                                          root().string(),
+                                          "--emulation",
+                                          "software",
+                                          "--kernel-boot-dir",
+                                          "/",
+                                          "--pod-root",
+                                          (work() / "pod").string(),
+                                          "--console-log",
+                                          serial_log().string(),
+                                          "--status-file",
+                                          (work() / "status.json").string()};
+    input.insert(input.end(), pod.begin(), pod.end());
+    auto process = std::make_unique<LauncherProcess>(VMGATE_LAUNCHER_BINARY, input, work() / stderr_name);
     EXPECT_TRUE(process->started());
     return process;
+  }
+
+  // nproc and MemTotal (KiB) from the guest's VMGATE-RESOURCES line; nullopt without one.
+  struct GuestResources {
+    long nproc = 0;
+    long memtotal_kib = 0;
+  };
+  [[nodiscard]] std::optional<GuestResources> guest_resources() const {
+    const std::string serial = read_or_empty(serial_log());
+    const std::string marker = "VMGATE-RESOURCES nproc=";
+    const std::size_t at = serial.find(marker);
+    if (at == std::string::npos) {
+      return std::nullopt;
+    }
+    GuestResources resources;
+    if (std::sscanf(serial.c_str() + at, "VMGATE-RESOURCES nproc=%ld memtotal_kib=%ld", &resources.nproc,
+                    &resources.memtotal_kib) != 2) {
+      return std::nullopt;
+    }
+    std::cout << "guest: nproc=" << resources.nproc << " MemTotal=" << resources.memtotal_kib << " KiB\n";
+    return resources;
   }
 
   // Waits until the serial log contains `marker` (or the launcher is gone).
@@ -346,6 +401,151 @@ TEST_F(BootTest, RestartedLauncherCleansUpTheDomainOfACrashedOne) {
   launcher->signal(SIGTERM);
   EXPECT_TRUE(launcher->wait(seconds(120)).has_value()) << diagnostics();
   EXPECT_TRUE(qemu_pids().empty());
+}
+
+// The CPUs a thread may run on (/proc/PID/task/TID/status Cpus_allowed_list), by thread name.
+std::map<std::string, std::string> thread_cpus(pid_t pid) {
+  std::map<std::string, std::string> cpus;
+  std::error_code error;
+  for (const auto& task : fs::directory_iterator(fs::path("/proc") / std::to_string(pid) / "task", error)) {
+    std::string name = read_or_empty(task.path() / "comm");
+    if (!name.empty() && name.back() == '\n') {
+      name.pop_back();
+    }
+    const std::string status = read_or_empty(task.path() / "status");
+    const std::size_t at = status.find("Cpus_allowed_list:");
+    if (at != std::string::npos) {
+      const std::size_t start = status.find_first_not_of(" \t", at + 18);
+      cpus[task.path().filename() == std::to_string(pid) ? "main" : name] =
+          status.substr(start, status.find('\n', start) - start);
+    }
+  }
+  return cpus;
+}
+
+// dedicatedCpuPlacement with an isolated emulator thread (docs/launcher.md, "Dedicated CPUs"): the
+// launcher pins from its own CPU affinity, vCPU 0 to the first CPU and QEMU's emulator thread to
+// the next. Needs two CPUs in the test's affinity.
+TEST_F(BootTest, DedicatedCpusArePinnedFromTheAffinity) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int> allowed;
+  for (std::size_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) {
+      allowed.push_back(static_cast<int>(cpu));
+    }
+  }
+  if (allowed.size() < 2) {
+    GTEST_SKIP() << "needs two CPUs";
+  }
+  cpu_ =
+      "{model: host-model, sockets: 1, cores: 1, threads: 1, dedicatedCpuPlacement: true, "
+      "isolateEmulatorThread: true}";
+  auto launcher = start(write_vmi("hang"));
+  ASSERT_TRUE(wait_for_marker("VMGATE-HANG", *launcher)) << diagnostics();
+  // The domain's QEMU (the root's driver.pid is the launcher itself).
+  const pid_t qemu = std::atoi(read_or_empty(root() / "run/qemu/default_boot-hang.pid").c_str());
+  ASSERT_GT(qemu, 0) << diagnostics();
+  const std::map<std::string, std::string> cpus = thread_cpus(qemu);
+  std::string vcpu;
+  for (const auto& [name, list] : cpus) {
+    if (name.rfind("CPU 0/", 0) == 0) {
+      vcpu = list;
+    }
+  }
+  EXPECT_EQ(vcpu, std::to_string(allowed[0])) << diagnostics();
+  ASSERT_EQ(cpus.count("main"), 1U);
+  EXPECT_EQ(cpus.at("main"), std::to_string(allowed[1])) << diagnostics();
+  launcher->signal(SIGTERM);
+  EXPECT_TRUE(launcher->wait(seconds(120)).has_value()) << diagnostics();
+  EXPECT_TRUE(qemu_pids().empty());
+}
+
+// startStrategy Paused: the domain is created paused (the test driver cannot, so this boots),
+// the guest never runs, and a stop request ends it when the grace period runs out.
+TEST_F(BootTest, StartStrategyPausedKeepsTheGuestPaused) {
+  auto launcher = start(write_vmi("poweroff", "", "", "  startStrategy: Paused\n"));
+  const auto deadline = std::chrono::steady_clock::now() + boot_timeout;
+  while (read_or_empty(work() / "status.json").find("started paused") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline && launcher->running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_NE(read_or_empty(work() / "status.json").find("started paused"), std::string::npos) << diagnostics();
+  std::this_thread::sleep_for(seconds(5));
+  EXPECT_EQ(read_or_empty(serial_log()).find("VMGATE-DMI"), std::string::npos) << "a paused guest ran" << diagnostics();
+  launcher->signal(SIGTERM);
+  const std::optional<int> status = launcher->wait(seconds(120));
+  ASSERT_TRUE(status.has_value()) << diagnostics();
+  EXPECT_NE(read_or_empty(work() / "launcher.err").find("grace period of 5 s expired"), std::string::npos)
+      << diagnostics();
+  EXPECT_TRUE(qemu_pids().empty());
+}
+
+// Memory and CPU hotplug (docs/launcher.md, "Memory and CPU hotplug") on the README's example VM,
+// expanded by the admission core from its instancetype and preference: 4Gi guest memory with
+// maxGuest 16Gi (a virtio-mem device, nothing plugged) and 2 vCPUs as cores with maxSockets 4
+// (8 vCPUs, 2 enabled), EFI Secure Boot. The guest must see its 4Gi and 2 vCPUs. The example's
+// Fedora containerDisk is replaced by the test kernel (kernelBoot) and a small image, and its pod
+// network by none: the test has no pod that would create the tap.
+TEST_F(BootTest, ExampleVmWithHotplugSeesGuestMemoryAndVcpus) {
+  std::string vm =
+      read_file((fs::path(VMGATE_SOURCE_DIR) / "manifests/examples/vms/10-instancetype-preference.yaml").string());
+  const std::string devices = "        devices:\n";
+  const std::size_t at = vm.find(devices);
+  ASSERT_NE(at, std::string::npos) << "the example VM changed: update this test";
+  vm.replace(at, devices.size(),
+             "        firmware:\n"
+             "          kernelBoot:\n"
+             "            kernelArgs: " +
+                 kernel_args("resources") +
+                 "\n"
+                 "            container:\n"
+                 "              image: local/kernel:latest\n"
+                 "              kernelPath: " +
+                 kernel_.image.string() +
+                 "\n"
+                 "              initrdPath: " +
+                 (work() / "initramfs.cpio.gz").string() + "\n" + devices +
+                 "          autoattachPodInterface: false\n"
+                 "          autoattachGraphicsDevice: false\n");
+  write_text(work() / "vm.yaml", vm);
+  const fs::path image = work() / "pod/var/run/kubevirt/container-disks/disk_0.img";
+  fs::create_directories(image.parent_path());
+  write_text(image, std::string(1 << 20, '\0'));
+
+  auto launcher = start_with({"--vm", (work() / "vm.yaml").string(), "--objects",
+                              (fs::path(VMGATE_SOURCE_DIR) / "manifests/examples/cluster").string()});
+  ASSERT_TRUE(wait_for_marker("VMGATE-RESOURCES", *launcher)) << diagnostics();
+  EXPECT_EQ(launcher->wait(seconds(120)), 0) << diagnostics();
+  EXPECT_NE(read_or_empty(serial_log()).find("VMGATE-EFI secure boot enabled"), std::string::npos) << diagnostics();
+  const std::optional<GuestResources> resources = guest_resources();
+  ASSERT_TRUE(resources.has_value()) << diagnostics();
+  EXPECT_EQ(resources->nproc, 2) << diagnostics();
+  // MemTotal is the memory less what the kernel reserves for itself: within 12% below 4Gi.
+  constexpr long guest_kib = 4L << 20;
+  EXPECT_LE(resources->memtotal_kib, guest_kib) << diagnostics();
+  EXPECT_GE(resources->memtotal_kib, guest_kib * 88 / 100) << diagnostics();
+}
+
+// A VMI whose memory was hotplugged (status.memory.guestAtBoot 1Gi, guest 2Gi, maxGuest 4Gi), as a
+// restarted launcher gets it: 1Gi in the NUMA cell and 1Gi requested from the virtio-mem device,
+// which the guest's driver plugs. 2 of maxSockets 3 sockets: nproc 2.
+TEST_F(BootTest, HotpluggedMemoryIsPluggedThroughVirtioMem) {
+  cpu_ = "{model: host-model, sockets: 2, cores: 1, threads: 1, maxSockets: 3}";
+  memory_ = "{guest: 2Gi, maxGuest: 4Gi}";
+  status_ = "status:\n  memory: {guestAtBoot: 1Gi, guestCurrent: 1Gi, guestRequested: 2Gi}\n";
+  // Admitted (the VMI mutator's finalizer): the launcher takes its status as it is.
+  metadata_ = "  finalizers: [kubevirt.io/foregroundDeleteVirtualMachine]\n";
+  auto launcher = start(write_vmi("resources"));
+  ASSERT_TRUE(wait_for_marker("VMGATE-RESOURCES", *launcher)) << diagnostics();
+  EXPECT_EQ(launcher->wait(seconds(120)), 0) << diagnostics();
+  const std::optional<GuestResources> resources = guest_resources();
+  ASSERT_TRUE(resources.has_value()) << diagnostics();
+  EXPECT_EQ(resources->nproc, 2) << diagnostics();
+  constexpr long guest_kib = 2L << 20;
+  EXPECT_LE(resources->memtotal_kib, guest_kib) << diagnostics();
+  EXPECT_GE(resources->memtotal_kib, guest_kib * 88 / 100)
+      << "virtio-mem did not plug the requested 1Gi" << diagnostics();
 }
 
 }  // namespace

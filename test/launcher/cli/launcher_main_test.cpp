@@ -92,8 +92,9 @@ TEST(LauncherCli, PrintXmlFromVmExpandedByAdmission) {
   const std::string objects = fixtures + "/vm/objects";
   const LauncherRun result = run_cli({"--vm", vm, "--objects", objects, "--print-xml", "--emulation", "kvm"});
   ASSERT_EQ(result.code, 0) << result.err;
-  // The instancetype's 2 vCPUs and 256Mi, and the name-derived firmware uuid admission computed.
-  EXPECT_NE(result.out.find("<vcpu placement='static'>2</vcpu>"), std::string::npos) << result.out;
+  // The instancetype's 2 vCPUs (of maxSockets' 8: CPU hotplug) and 256Mi, and the name-derived
+  // firmware uuid admission computed.
+  EXPECT_NE(result.out.find("<vcpu placement='static' current='2'>8</vcpu>"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("<memory unit='b'>268435456</memory>"), std::string::npos);
   EXPECT_NE(result.out.find("<entry name='uuid'>e423f046-4f4a-5abd-9e8b-0c11716e3d42</entry>"), std::string::npos);
 }

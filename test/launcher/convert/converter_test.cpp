@@ -18,9 +18,14 @@ namespace {
 
 const std::filesystem::path golden_dir = std::filesystem::path(VMGATE_SOURCE_DIR) / "test/fixtures/launcher/golden";
 
+// A pod with CPUs 2, 3, 5 and 7 (dedicatedCpuPlacement pins in this order; 2 and 3 on NUMA node
+// 0, 5 and 7 on node 1), and the volume "lun" mounted as a block device.
 ConvertOptions golden_options() {
   ConvertOptions options;
   options.software_emulation = true;
+  options.cpuset = {2, 3, 5, 7};
+  options.cpu_numa_nodes = {{2, 0}, {3, 0}, {5, 1}, {7, 1}};
+  options.layout.block_pvcs = {"lun"};
   return options;
 }
 
@@ -72,8 +77,8 @@ TEST(ConverterErrors, UnsupportedDeviceNamesTheField) {
 }
 
 TEST(ConverterErrors, UnsupportedNestedFieldNamesThePath) {
-  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"dedicatedCpuPlacement":true}}}})"),
-            "spec.domain.cpu.dedicatedCpuPlacement: not supported by vmgate-launcher");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"realtime":{"priority":1}}}}})"),
+            "spec.domain.cpu.realtime.priority: not supported by vmgate-launcher");
   EXPECT_EQ(convert_error(std::string(minimal_head) +
                           R"("devices":{"disks":[{"name":"d","disk":{"bus":"virtio"},"shareable":true}]}}}})"),
             "spec.domain.devices.disks[0].shareable: not supported by vmgate-launcher");
@@ -102,8 +107,8 @@ TEST(ConverterErrors, DiskWithoutVolume) {
 
 TEST(ConverterErrors, UnsupportedVolumeSource) {
   EXPECT_EQ(convert_error(std::string(minimal_head) +
-                          R"("devices":{"disks":[{"name":"d"}]}},"volumes":[{"name":"d","secret":{}}]}})"),
-            "spec.volumes[0].secret: not supported by vmgate-launcher");
+                          R"("devices":{"disks":[{"name":"d"}]}},"volumes":[{"name":"d","ephemeral":{}}]}})"),
+            "spec.volumes[0].ephemeral: not supported by vmgate-launcher");
 }
 
 TEST(ConverterErrors, NamesThatWouldLeaveThePodDirectories) {
@@ -144,6 +149,71 @@ TEST(Converter, KernelBootPathsAreResolvedLexicallyBelowTheDirectory) {
       << *xml;
   EXPECT_NE(xml->find("<initrd>/var/run/kubevirt/container-disks/kernel-boot/initrd.img</initrd>"), std::string::npos)
       << *xml;
+}
+
+TEST(ConverterErrors, MemoryHotplugNamesTheField) {
+  const std::string head = R"({"metadata":{"name":"a"},"spec":{"domain":{"memory":)";
+  EXPECT_EQ(convert_error(head + R"({"guest":"2Gi","maxGuest":"1Gi"}}}})"),
+            "spec.domain.memory.maxGuest: must not be less than spec.domain.memory.guest");
+  EXPECT_EQ(convert_error(head + R"({"guest":"1025Mi","maxGuest":"4Gi"}}}})"),
+            "spec.domain.memory.guest: must be a multiple of 2Mi (the virtio-mem block) for memory hotplug");
+  EXPECT_EQ(convert_error(head + R"({"guest":"2Gi","maxGuest":"3Gi","hugepages":{"pageSize":"1Gi"}}}},)"
+                                 R"("status":{"memory":{"guestAtBoot":"1536Mi"}}})"),
+            "status.memory.guestAtBoot: must be a multiple of 1Gi (the virtio-mem block) for memory hotplug");
+  EXPECT_EQ(convert_error(head + R"({"guest":"2Gi","maxGuest":"4Gi"}}},"status":{"memory":{"guestAtBoot":"3Gi"}}})"),
+            "status.memory.guestAtBoot: above spec.domain.memory.guest: hotplugged memory cannot go below the boot "
+            "memory");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("memory":{"maxGuest":"4Gi"}}}})"),
+            "spec.domain.memory.guest: required with spec.domain.memory.maxGuest (memory hotplug)");
+  EXPECT_EQ(convert_error(head + R"({"guest":"2Gi","maxGuest":"lots"}}}})").rfind("spec.domain.memory.maxGuest: ", 0),
+            0U);
+}
+
+TEST(ConverterErrors, CpuHotplugNamesTheField) {
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"sockets":4,"maxSockets":2}}}})"),
+            "spec.domain.cpu.maxSockets: must not be less than sockets");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("cpu":{"sockets":1,"cores":64,"maxSockets":100}}}})"),
+            "spec.domain.cpu: more than 4096 vCPUs");
+}
+
+// What libvirt or the pod would refuse later is refused here, by field.
+TEST(ConverterErrors, RefusalsNameTheFieldAndTheReason) {
+  EXPECT_EQ(
+      convert_error(std::string(minimal_head) +
+                    R"("cpu":{"sockets":2,"cores":2,"dedicatedCpuPlacement":true,"isolateEmulatorThread":true}}}})"),
+      "spec.domain.cpu.dedicatedCpuPlacement: needs 5 CPUs in the pod's cpuset, which has 4");
+  EXPECT_EQ(
+      convert_error(
+          std::string(minimal_head) +
+          R"("devices":{"disks":[{"name":"d","lun":{}}]}},"volumes":[{"name":"d","emptyDisk":{"capacity":"1Gi"}}]}})"),
+      "spec.volumes[0]: a lun disk needs a block volume (a persistentVolumeClaim or dataVolume of volumeMode Block)");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("devices":{"interfaces":[{"name":"x","bridge":{}}]}}}})"),
+            "spec.domain.devices.interfaces[0].name: no network named \"x\" in spec.networks");
+  EXPECT_EQ(convert_error(std::string(minimal_head) +
+                          R"("devices":{"interfaces":[{"name":"x","bridge":{},)"
+                          R"("macAddress":"02:00:00:00:00"}]}},"networks":[{"name":"x","pod":{}}]}})"),
+            "spec.domain.devices.interfaces[0].macAddress: must be a MAC address of six bytes");
+  EXPECT_EQ(
+      convert_error(std::string(minimal_head) + R"("devices":{"disks":[{"name":"d","blockSize":{"matchVolume":{}}}]}},)"
+                                                R"("volumes":[{"name":"d","emptyDisk":{"capacity":"1Gi"}}]}})"),
+      "spec.domain.devices.disks[0].blockSize.matchVolume: the volume's block size was not probed");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("features":{"hyperv":{"spinlocks":{"spinlocks":1024}}}}}})"),
+            "spec.domain.features.hyperv.spinlocks.spinlocks: must be at least 4095 (libvirt: \"HyperV spinlock retry "
+            "count must be at least 4095\")");
+  EXPECT_EQ(
+      convert_error(std::string(minimal_head) + R"("clock":{"timezone":"not a zone"}}}})"),
+      "spec.domain.clock.timezone: must be a time zone name such as Europe/Berlin (libvirt's schema refuses \"not "
+      "a zone\")");
+  EXPECT_EQ(
+      convert_error(std::string(minimal_head) +
+                    R"("cpu":{"model":"Haswell","features":[{"name":"pcid"},{"name":"pcid","policy":"disable"}]}}}})"),
+      "spec.domain.cpu.features[1].name: \"pcid\" is listed twice (libvirt: \"CPU feature specified more than "
+      "once\")");
+  EXPECT_EQ(convert_error(std::string(minimal_head) + R"("ioThreadsPolicy":"supplementalPool"}}})"),
+            "spec.domain.ioThreadsPolicy: must be shared or auto (libvirt 9.0 has no disk thread pools)");
+  EXPECT_EQ(convert_error(
+                R"({"metadata":{"name":"a"},"spec":{"architecture":"arm64","domain":{"memory":{"guest":"64Mi"}}}})"),
+            "spec.architecture: needs a arm64 host: vmgate-launcher runs amd64 guests");
 }
 
 TEST(ConverterErrors, WrongTypeNamesTheField) {

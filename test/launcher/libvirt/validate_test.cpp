@@ -29,6 +29,9 @@ std::vector<Case> all_cases() {
   std::vector<Case> cases;
   ConvertOptions options;
   options.software_emulation = true;
+  options.cpuset = {2, 3, 5, 7};  // as the golden tests' pod
+  options.cpu_numa_nodes = {{2, 0}, {3, 0}, {5, 1}, {7, 1}};
+  options.layout.block_pvcs = {"lun"};
   for (const char* dir : {"examples", "golden"}) {
     std::vector<std::filesystem::path> files;
     for (const auto& entry : std::filesystem::directory_iterator(fixtures / dir)) {
@@ -39,10 +42,18 @@ std::vector<Case> all_cases() {
     }
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
-      LauncherOptions launcher_options;
-      launcher_options.vmi_file = file.string();
-      std::istringstream no_input;
-      Result<json::Document> vmi = load_vmi(launcher_options, no_input);
+      // The examples are VMIs as users write them: loaded as the launcher loads --vmi, through
+      // admission's VMI defaults. The golden VMIs are the converter's own inputs, some of which
+      // admission would deny (a pc machine, a hostDisk without its feature gate): taken as they are.
+      Result<json::Document> vmi = Error{""};
+      if (std::string_view(dir) == "golden") {
+        vmi = vmgate::testing::parse(vmgate::testing::read_file(file.string()));
+      } else {
+        LauncherOptions launcher_options;
+        launcher_options.vmi_file = file.string();
+        std::istringstream no_input;
+        vmi = load_vmi(launcher_options, no_input);
+      }
       EXPECT_TRUE(vmi.ok()) << file << ": " << vmi.error().message;
       if (!vmi) {
         continue;
@@ -106,7 +117,13 @@ TEST(DefineValidate, EmbeddedQemuDriver) {
   const std::string root = (directory.path() / "embed-root").string();
   Result<std::string> conf = write_embed_qemu_conf(root);
   ASSERT_TRUE(conf.ok()) << conf.error().message;
-  define_all(embed_uri(root), {});
+  // The QEMU driver validates a TPM 2.0 against swtpm's capabilities: without swtpm (KubeVirt's
+  // launcher image ships it) it refuses "TPM version '2.0' is not supported".
+  std::vector<std::string> skip;
+  if (std::system("command -v swtpm >/dev/null 2>&1") != 0) {
+    skip.push_back("tpm-persistent.json");
+  }
+  define_all(embed_uri(root), skip);
 }
 
 }  // namespace

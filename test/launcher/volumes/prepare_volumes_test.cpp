@@ -4,6 +4,7 @@
 #include <sys/sysmacros.h>
 
 #include <gtest/gtest.h>
+#include <sys/statfs.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -144,7 +145,7 @@ TEST(PrepareVolumes, NoCloudIsoHasTheCidataLabelAndTheFiles) {
   VolumePlan plan;
   const fs::path iso = directory.path() / "cloud-init-data/default/vm/noCloud.iso";
   plan.no_cloud.push_back({"spec.volumes[1].cloudInitNoCloud", iso.string(), R"({"instance-id":"abc"})",
-                           "#cloud-config\nhostname: vm\n", "version: 2\n"});
+                           "#cloud-config\nhostname: vm\n", "version: 2\n", false, "", ""});
   ASSERT_TRUE(prepare_volumes(plan).ok());
   // ISO 9660: the primary volume descriptor at sector 16, its volume identifier at byte 40.
   const std::string bytes = read_bytes(iso);
@@ -169,6 +170,81 @@ TEST(PrepareVolumes, NoCloudIsoHasTheCidataLabelAndTheFiles) {
   ASSERT_EQ(std::system(command.c_str()), 0);
   EXPECT_EQ(read_bytes(extracted / "user-data"), "#cloud-config\n");
   EXPECT_FALSE(fs::exists(extracted / "network-config"));
+}
+
+// cloudInitConfigDrive with its user data in a secret the pod mounted (secretRef): label
+// config-2, openstack/latest/{meta_data.json,user_data}; a secret without the file is named.
+TEST(PrepareVolumes, ConfigDriveFromASecret) {
+  const TemporaryDirectory directory;
+  const fs::path secret = directory.path() / "secret/cloudinit";
+  fs::create_directories(secret);
+  write_text(secret / "userData", "#cloud-config\nfrom: secret\n");
+  VolumePlan plan;
+  const fs::path iso = directory.path() / "cloud-init-data/default/vm/configdrive.iso";
+  plan.no_cloud.push_back({"spec.volumes[1].cloudInitConfigDrive", iso.string(), R"({"instance_id":"vm.default"})", "",
+                           "", true, secret.string(), ""});
+  ASSERT_TRUE(prepare_volumes(plan).ok());
+  const std::string bytes = read_bytes(iso);
+  ASSERT_GT(bytes.size(), 32768U + 72U);
+  EXPECT_EQ(bytes.substr(32768 + 40, 8), "config-2");
+  const fs::path extracted = directory.path() / "extracted";
+  const std::string command =
+      "xorriso -osirrox on -indev '" + iso.string() + "' -extract / '" + extracted.string() + "' >/dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  EXPECT_EQ(read_bytes(extracted / "openstack/latest/meta_data.json"), R"({"instance_id":"vm.default"})");
+  EXPECT_EQ(read_bytes(extracted / "openstack/latest/user_data"), "#cloud-config\nfrom: secret\n");
+
+  fs::remove(secret / "userData");
+  const Status missing = prepare_volumes(plan);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "spec.volumes[1].cloudInitConfigDrive.secretRef: " + secret.string() +
+                                         ": has no userdata or userData file");
+}
+
+// A configMap given as a disk: an ISO of the files the pod mounted, labelled as asked.
+TEST(PrepareVolumes, ConfigMapDiskIsAnIsoOfTheMountedFiles) {
+  const TemporaryDirectory directory;
+  const fs::path mounted = directory.path() / "config-map/app";
+  fs::create_directories(mounted);
+  write_text(mounted / "settings.ini", "a=1\n");
+  VolumePlan plan;
+  const fs::path iso = directory.path() / "config-map-disks/app.iso";
+  plan.config_isos.push_back({"spec.volumes[2].configMap", mounted.string(), iso.string(), "cfgdata"});
+  ASSERT_TRUE(prepare_volumes(plan).ok());
+  EXPECT_EQ(read_bytes(iso).substr(32768 + 40, 7), "cfgdata");
+  plan.config_isos[0].source_dir = (directory.path() / "config-map/absent").string();
+  const Status missing = prepare_volumes(plan);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("the pod did not mount the volume's files here"), std::string::npos);
+}
+
+// blockSize.matchVolume on a file: its file system's block size (statfs), probed before the file
+// exists (overlays and empty disks are made later) from its nearest directory; only for the disks
+// that ask.
+TEST(ProbeBlockSizes, FileVolumesGetTheirFileSystemsBlockSize) {
+  const TemporaryDirectory directory;
+  const PodLayout layout = layout_below(directory.path().string());
+  const json::Document vmi = vmgate::testing::parse(R"({"spec": {"domain": {"devices": {"disks": [
+      {"name": "a", "blockSize": {"matchVolume": {}}},
+      {"name": "b", "blockSize": {"matchVolume": {"enabled": false}}},
+      {"name": "c"}]}},
+    "volumes": [{"name": "a", "emptyDisk": {"capacity": "1Gi"}}, {"name": "b", "emptyDisk": {"capacity": "1Gi"}},
+                {"name": "c", "emptyDisk": {"capacity": "1Gi"}}]}})");
+  Result<std::map<std::string, BlockSizes>> sizes = probe_block_sizes(vmi, layout);
+  ASSERT_TRUE(sizes.ok()) << sizes.error().message;
+  ASSERT_EQ(sizes->size(), 1U);
+  struct statfs info {};
+  ASSERT_EQ(::statfs(directory.path().c_str(), &info), 0);
+  EXPECT_EQ(sizes->at("a").logical, static_cast<unsigned>(info.f_bsize));
+  EXPECT_EQ(sizes->at("a").physical, static_cast<unsigned>(info.f_bsize));
+
+  const json::Document cloud = vmgate::testing::parse(R"({"spec": {"domain": {"devices": {"disks": [
+      {"name": "seed", "blockSize": {"matchVolume": {}}}]}},
+    "volumes": [{"name": "seed", "cloudInitNoCloud": {"userData": "x"}}]}})");
+  Result<std::map<std::string, BlockSizes>> none = probe_block_sizes(cloud, layout);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().message,
+            "spec.domain.devices.disks[0].blockSize.matchVolume: the volume of disk \"seed\" has no file to probe");
 }
 
 // KubeVirt's isBlockDeviceVolume: a claim whose /dev/<volume> is a block device. Needs root for

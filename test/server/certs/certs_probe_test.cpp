@@ -2,9 +2,7 @@
 // checks the name, as the apiserver does.
 #include "vmgate/server/certs_probe.hpp"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,6 +10,7 @@
 #include <thread>
 
 #include "server/certs/certs_test_support.hpp"
+#include "support/loopback_listener.hpp"
 #include "support/temporary_directory.hpp"
 #include "vmgate/server/tls.hpp"
 
@@ -34,18 +33,9 @@ class TlsServer {
       throw std::runtime_error(context.error().message);
     }
     context_ = context->context;
-    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address));  // NOLINT: C API
-    ::listen(listener_, 8);
-    socklen_t length = sizeof(address);
-    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);  // NOLINT: C API
-    port_ = ntohs(address.sin_port);
     thread_ = std::thread([this] {
       while (true) {
-        const int fd = ::accept(listener_, nullptr, nullptr);
+        const int fd = ::accept(listener_.fd(), nullptr, nullptr);
         if (fd < 0) {
           return;
         }
@@ -60,11 +50,10 @@ class TlsServer {
   TlsServer(const TlsServer&) = delete;
   TlsServer& operator=(const TlsServer&) = delete;
   ~TlsServer() {
-    ::shutdown(listener_, SHUT_RDWR);
-    ::close(listener_);
+    listener_.shutdown();
     thread_.join();
   }
-  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] std::uint16_t port() const { return listener_.port(); }
 
  private:
   static void write_text(const std::filesystem::path& path, const std::string& text) {
@@ -72,8 +61,7 @@ class TlsServer {
   }
   vmgate::testing::TemporaryDirectory directory_;
   std::shared_ptr<SSL_CTX> context_;
-  int listener_ = -1;
-  std::uint16_t port_ = 0;
+  vmgate::testing::LoopbackListener listener_;
   std::thread thread_;
 };
 
@@ -107,16 +95,7 @@ TEST(CertsProbe, AnotherCaOrAnotherNameFails) {
 }
 
 TEST(CertsProbe, NothingListeningFails) {
-  // A port that was free a moment ago.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));  // NOLINT: C API
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);  // NOLINT: C API
-  const std::uint16_t port = ntohs(address.sin_port);
-  ::close(fd);
+  const std::uint16_t port = vmgate::testing::unused_loopback_port();
   const ProbeResult result = probe_endpoint({"e", "127.0.0.1", port, "127.0.0.1"}, issue_pair({"x"}).ca_crt, 2s);
   EXPECT_FALSE(result.ok);
   EXPECT_NE(result.detail.find("refused"), std::string::npos) << result.detail;

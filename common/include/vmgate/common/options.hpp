@@ -63,7 +63,16 @@ struct OptionError {
   [[nodiscard]] std::string_view problem() const;
   /// "unknown option --lisen", "option --listen needs a value", ...
   [[nodiscard]] std::string message() const;
+
+  /// How a command that takes only options (`vmgate serve`, `vmgate certs`) words this error:
+  /// "--listen needs a value", "--kubeconfig must not be empty", an unknown option as message(),
+  /// and an argument that is not an option as unexpected_argument() says.
+  [[nodiscard]] std::string options_only_message(std::string_view command) const;
 };
+
+/// `unexpected argument "x" (serve takes only options)`: an operand given to a command that
+/// takes only options.
+std::string unexpected_argument(std::string_view argument, std::string_view command);
 
 /// Parses `args` (the arguments after the command) against `specs`. Accepted spellings:
 /// `--name value`, `--name=value`, `-a value`, `-avalue`, `-a=value` (a value may begin with

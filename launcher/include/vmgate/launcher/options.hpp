@@ -40,7 +40,7 @@ struct LauncherOptions {
 /// Parses argv[1..]. Options take their value as the next argument or after `=` (`--vmi=FILE`);
 /// `--` ends the options. Errors: an unknown option, a missing value, an argument that is not
 /// an option, a bad --emulation or --grace-period, conflicting inputs ("exactly one of --vmi,
-/// --vm or --vmi-name is required"), --objects without --vm.
+/// --vm or --vmi-name is required"), --objects without --vm or --vmi.
 Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view> args);
 
 /// The --help text.

@@ -3,6 +3,7 @@
 // writes these paths into the domain XML and the volume preparation creates the files there,
 // so both take them from here. Defaults follow KubeVirt's pod layout (docs/launcher.md, "Pod layout").
 #include <cstddef>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -34,8 +35,13 @@ struct PodLayout {
   std::string private_dir = "/var/run/kubevirt-private";
   /// EFI NVRAM files: `<nvram_dir>/<domain name>_VARS.fd`.
   std::string nvram_dir = "/var/lib/libvirt/qemu/nvram";
-  /// Tap device of interface i: `<tap_prefix><i>`.
+  /// Tap devices: `<tap_prefix>0` for the pod network, `<tap_prefix>` and 11 hex digits of the
+  /// network name's SHA-256 for a Multus network (KubeVirt's names).
   std::string tap_prefix = "tap";
+  /// The pod's service account token, for a serviceAccount volume (pkg/config ServiceAccountSourceDir).
+  std::string service_account_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
+  /// virtiofsd sockets of spec.domain.devices.filesystems.
+  std::string virtiofs_dir = "/var/run/kubevirt/virtiofs-containers";
 };
 
 /// True when `name` can be one component of a path in the pod: not empty, not "." or "..", no
@@ -62,5 +68,23 @@ std::string container_disk_image(const PodLayout& layout, std::size_t volume_ind
 std::string container_disk_overlay(const PodLayout& layout, std::string_view volume);
 std::string empty_disk_file(const PodLayout& layout, std::string_view volume);
 std::string no_cloud_iso(const PodLayout& layout, std::string_view vmi_namespace, std::string_view vmi_name);
+/// cloudInitConfigDrive → `<cloud_init_dir>/<namespace>/<name>/configdrive.iso`.
+std::string config_drive_iso(const PodLayout& layout, std::string_view vmi_namespace, std::string_view vmi_name);
+/// Where the pod mounts a cloud-init secretRef of volume `volume`: `<private_dir>/secret/<vol>`.
+std::string cloud_init_secret_dir(const PodLayout& layout, std::string_view volume);
+
+/// A configMap, secret, downwardAPI, serviceAccount or sysprep volume given to the guest as a
+/// disk: an ISO the launcher builds from the files the pod mounted (KubeVirt's config disks,
+/// pkg/config). `kind` is the volume source's key ("configMap", ...).
+struct ConfigDisk {
+  std::string source_dir;  // the pod's mount: <private_dir>/config-map/<vol>, ..., the service account's
+  std::string iso;         // <private_dir>/config-map-disks/<vol>.iso, ...
+};
+/// The config disk of volume `volume` of source `kind`; nullopt for another kind.
+std::optional<ConfigDisk> config_disk(const PodLayout& layout, std::string_view kind, std::string_view volume);
+
+/// The virtiofsd socket of filesystem `name`: <virtiofs_dir>/<name>.sock (KubeVirt's virtiofs
+/// container writes it).
+std::string virtiofs_socket(const PodLayout& layout, std::string_view name);
 
 }  // namespace vmgate::launcher

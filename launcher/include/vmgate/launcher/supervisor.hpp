@@ -24,6 +24,9 @@ struct SupervisorConfig {
   std::chrono::milliseconds poll_interval{100};
   /// Empty: no status file. JSON {phase, reason, timestamps} replaced atomically.
   std::string status_file;
+  /// startStrategy Paused: the domain starts paused (VIR_DOMAIN_START_PAUSED) until someone
+  /// resumes it (virsh resume, KubeVirt's virtctl unpause).
+  bool start_paused = false;
   /// Called once from run() when the domain is running (the launcher logs a line).
   std::function<void(const std::string& domain_name)> on_running;
   /// Called from run() with each phase the status file gets ("Scheduled", "Running",

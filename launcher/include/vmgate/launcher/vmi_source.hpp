@@ -3,6 +3,7 @@
 // (mutate → validate → expand, as `vmgate check` does), so the guest gets exactly what admission
 // computed. Reads the file system. Thread-safety: no shared state.
 #include <istream>
+#include <string_view>
 
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/result.hpp"
@@ -10,9 +11,20 @@
 
 namespace vmgate::launcher {
 
-/// The VMI to launch, with metadata.namespace set (from the object or --namespace).
+/// The finalizer KubeVirt's VMI mutating webhook (and vmgate's) adds on CREATE: a VMI that
+/// carries it has been admitted, with every default applied.
+inline constexpr std::string_view admitted_finalizer = "kubevirt.io/foregroundDeleteVirtualMachine";
+
+/// True when `vmi` carries admitted_finalizer.
+bool admitted(const json::Value& vmi);
+
+/// The VMI to launch, with metadata.namespace set (from the object or --namespace). A --vmi that
+/// has not been admitted goes through the admission core's VMI webhooks first (mutate, validate,
+/// with the cluster of --objects), as kube-apiserver would send it; an admitted one is taken as
+/// it is (its status.memory, say, records a hotplug), so loading is idempotent.
 /// Errors: unreadable or malformed files; not exactly one object of the expected kind; a VM
-/// that admission denies ("admission denied the VirtualMachine: ..."); --vmi-name (no client yet).
+/// or VMI that admission denies ("admission denied the VirtualMachine: ..."); --vmi-name
+/// problems (no kubeconfig, not found).
 Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& standard_input);
 
 /// `auto`: KVM only when /dev/kvm exists and the host module is kvm_intel or kvm_amd. Here

@@ -40,16 +40,35 @@ struct RequiredFile {
 
 /// The NoCloud seed ISO (cloud-init.go): volume label "cidata", files meta-data (JSON, as
 /// KubeVirt writes it), user-data and network-config (only when there is network data).
+/// cloudInitConfigDrive makes the same ISO the OpenStack way: label "config-2", files
+/// openstack/latest/{meta_data.json, user_data, network_data.json}.
 struct NoCloudIso {
   std::string field;
   std::string iso;
   std::string meta_data;
   std::string user_data;
   std::string network_config;
+  bool config_drive = false;
+  /// secretRef / networkDataSecretRef: the directories the pod mounted the secrets at, whose
+  /// userdata (or userData) and networkdata (or networkData) files the preparation reads
+  /// (cloud-init.go resolveNoCloudSecrets). Empty: none.
+  std::string user_data_secret_dir;
+  std::string network_data_secret_dir;
+};
+
+/// A config disk (configMap, secret, downwardAPI, serviceAccount, sysprep): an ISO of the files
+/// the pod mounted at `source_dir`, with volume label `label` (the volume's volumeLabel, else
+/// KubeVirt's "cfgdata").
+struct ConfigIso {
+  std::string field;
+  std::string source_dir;
+  std::string iso;
+  std::string label;
 };
 
 struct VolumePlan {
   std::vector<ContainerDiskOverlay> overlays;
+  std::vector<ConfigIso> config_isos;
   std::vector<EmptyDisk> empty_disks;
   std::vector<RequiredFile> files;
   std::vector<NoCloudIso> no_cloud;

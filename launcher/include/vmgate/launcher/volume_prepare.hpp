@@ -6,11 +6,13 @@
 // under a QEMU it is about to re-attach to). The ISO is rebuilt and swapped in by rename.
 // Errors name the field and the file.
 #include <chrono>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "vmgate/common/result.hpp"
+#include "vmgate/launcher/converter.hpp"
 #include "vmgate/launcher/volume_plan.hpp"
 
 namespace vmgate::launcher {
@@ -27,6 +29,12 @@ Status run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds 
 /// The PVC and DataVolume volumes of `vmi` whose `<block_device_dir>/<volume>` is a block
 /// device: the pod mounted them as volumeDevices (KubeVirt's isBlockDeviceVolume).
 std::set<std::string> block_volumes(const json::Value& vmi, const PodLayout& layout);
+
+/// The block sizes of the volumes whose disks ask for blockSize.matchVolume, keyed by volume
+/// name (disk.go detectOptimalBlockIO): a block device's logical and physical sector sizes
+/// (BLKSSZGET, BLKPBSZGET); for a file, its file system's block size for both (statfs of the file, or of its nearest
+/// existing directory: overlays and empty disks are made later). Errors name the disk and the file.
+Result<std::map<std::string, BlockSizes>> probe_block_sizes(const json::Value& vmi, const PodLayout& layout);
 
 /// Creates what `plan` lists, in order; stops at the first error.
 Status prepare_volumes(const VolumePlan& plan);

@@ -14,6 +14,10 @@ namespace vmgate::serve {
 /// cannot be), as are durations above 290 years (Go's overflow limit) and empty strings.
 Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text);
 
+/// The value of a duration option `--NAME`, for the commands' messages: "--NAME: <why> (e.g.
+/// 10s, 500ms, 2m)", and "--NAME must be longer than 0" for a zero unless `zero_allowed`.
+Result<std::chrono::nanoseconds> parse_duration_option(std::string_view name, std::string_view text, bool zero_allowed);
+
 /// The value of the `timeout` query parameter of a request-target ("/path?timeout=10s"):
 /// nullopt when absent; an error when present but not a duration (named in the message).
 Result<std::optional<std::chrono::nanoseconds>> timeout_parameter(std::string_view target);
