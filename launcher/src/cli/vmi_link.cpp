@@ -39,11 +39,15 @@ json::Document vmi_status_patch(std::string_view uid, std::string_view phase, st
   auto& a = patch.GetAllocator();
   json::Value& metadata = json::ensure_object(patch, "metadata", a);
   json::set_string(metadata, "uid", uid, a);
+  // startStrategy Paused: the supervisor's "domain started paused" (virt-handler's
+  // calculatePausedCondition gives a paused domain the Paused condition, PausedByUser, and the
+  // pod's unpaused readiness gate makes the VMI not Ready).
+  const bool paused = phase == "Running" && !stopping && reason.find("started paused") != std::string_view::npos;
   std::string_view state = "failed";
   if (phase == "Scheduled") {
     state = "starting";
   } else if (phase == "Running") {
-    state = stopping ? "shutting-down" : "running";
+    state = stopping ? "shutting-down" : paused ? "paused" : "running";
   } else if (phase == "Succeeded") {
     state = "shutoff";
   }
@@ -53,7 +57,7 @@ json::Document vmi_status_patch(std::string_view uid, std::string_view phase, st
   if (phase == "Failed") {
     json::set_string(status, "reason", reason, a);
   }
-  const bool ready = phase == "Running" && !stopping;
+  const bool ready = phase == "Running" && !stopping && !paused;
   json::Value condition(rapidjson::kObjectType);
   json::set_string(condition, "type", "Ready", a);
   json::set_string(condition, "status", ready ? "True" : "False", a);
@@ -62,7 +66,7 @@ json::Document vmi_status_patch(std::string_view uid, std::string_view phase, st
     if (phase == "Scheduled") {
       why = "DomainStarting";
     } else if (phase == "Running") {
-      why = "DomainStopping";
+      why = paused ? "DomainPaused" : "DomainStopping";
     }
     json::set_string(condition, "reason", why, a);
   }
@@ -71,6 +75,16 @@ json::Document vmi_status_patch(std::string_view uid, std::string_view phase, st
   json::set(condition, "lastProbeTime", json::Value(), a);
   json::Value conditions(rapidjson::kArrayType);
   conditions.PushBack(condition, a);
+  if (paused) {
+    json::Value paused_condition(rapidjson::kObjectType);
+    json::set_string(paused_condition, "type", "Paused", a);
+    json::set_string(paused_condition, "status", "True", a);
+    json::set_string(paused_condition, "reason", "PausedByUser", a);
+    json::set_string(paused_condition, "message", "VMI was paused by user", a);
+    json::set_string(paused_condition, "lastTransitionTime", now, a);
+    json::set(paused_condition, "lastProbeTime", json::Value(), a);
+    conditions.PushBack(paused_condition, a);
+  }
   json::set(status, "conditions", std::move(conditions), a);
   return patch;
 }

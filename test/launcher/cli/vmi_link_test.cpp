@@ -41,6 +41,20 @@ TEST(VmiStatusPatch, EachPhaseAndState) {
   EXPECT_EQ(text(vmi_status_patch("u", "Succeeded", "guest powered off", false, "T"), "/status/reason"), "<absent>");
 }
 
+TEST(VmiStatusPatch, AStartPausedDomainIsPausedAndNotReady) {
+  const json::Document patch =
+      vmi_status_patch("u", "Running", "domain started paused (startStrategy Paused)", false, "T");
+  EXPECT_EQ(text(patch, "/metadata/annotations/vmgate.kubevirt.io~1domain-state"), "paused");
+  EXPECT_EQ(text(patch, "/status/conditions/0/status"), "False");
+  EXPECT_EQ(text(patch, "/status/conditions/0/reason"), "DomainPaused");
+  EXPECT_EQ(text(patch, "/status/conditions/1/type"), "Paused");
+  EXPECT_EQ(text(patch, "/status/conditions/1/status"), "True");
+  EXPECT_EQ(text(patch, "/status/conditions/1/reason"), "PausedByUser");
+  // Stopping a paused domain: no longer reported as paused.
+  EXPECT_EQ(text(vmi_status_patch("u", "Running", "stop requested: ACPI shutdown", true, "T"), "/status/conditions/1"),
+            "<absent>");
+}
+
 TEST(VmiClientConfig, NeedsAKubeconfigOutsideAPod) {
   // The launcher tests run with KUBERNETES_SERVICE_HOST empty: not in a pod.
   Result<kube::ClientConfig> config = vmi_client_config("", "");
