@@ -11,6 +11,7 @@
 
 #include "vmgate/server/certs_command.hpp"
 #include "vmgate/server/certs_options.hpp"
+#include "vmgate/server/controller_command.hpp"
 #include "vmgate/server/check_command.hpp"
 #include "vmgate/server/check_options.hpp"
 #include "vmgate/server/kubectl_plugin.hpp"
@@ -112,6 +113,10 @@ int dispatch(std::span<const std::string_view> args, const Console& console, Fro
       console.out << serve::serve_usage();
       return 0;
     }
+    if (command == "help" && !rest.empty() && rest.front() == "controller") {
+      console.out << controller::controller_usage();
+      return 0;
+    }
     if (command == "help" && !rest.empty() && rest.front() == "certs") {
       console.out << certs::certs_usage();
       return 0;
@@ -131,6 +136,9 @@ int dispatch(std::span<const std::string_view> args, const Console& console, Fro
   }
   if (command == "certs") {
     return certs::run_certs(rest, console.out, console.err);
+  }
+  if (command == "controller") {
+    return controller::run_controller(rest, console.out, console.err);
   }
   console.err << "error: unknown command \"" << command << "\"\nSee '" << command_name(frontend) << " --help'.\n";
   return exit_usage;
@@ -169,16 +177,19 @@ Usage:
   vmgate check [-f FILE|DIR|-]... [--objects FILE|DIR|-]... [--old FILE|-]
                [--operation CREATE|UPDATE] [--namespace NS] [-o text|json|yaml]
   vmgate certs --namespace NS --service NAME --secret NAME [--write-dir DIR] [--once] [options]
+  vmgate controller [--kubeconfig FILE] [--namespace NS] [--lease-namespace NS --lease-name NAME] [options]
   vmgate version
   vmgate --help
 
 Commands:
   serve    serve the admission webhooks over HTTPS to kube-apiserver
   certs    keep a self-managed CA and serving certificate, and the webhooks' CA bundle
+  controller  run VirtualMachines: VMIs from their run strategies, a launcher pod per VMI
   check    run the admission webhooks on manifests, offline, and print the verdicts
   version  print vmgate's version
 
-Run 'vmgate serve --help', 'vmgate check --help' or 'vmgate certs --help' for their options.
+Run 'vmgate serve --help', 'vmgate check --help', 'vmgate certs --help' or
+'vmgate controller --help' for their options.
 As 'kubectl-vmgate' on the PATH (a symlink to vmgate), it is the kubectl plugin 'kubectl vmgate'.
 )";
 }

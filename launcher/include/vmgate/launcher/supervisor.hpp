@@ -29,6 +29,9 @@ struct SupervisorConfig {
   bool start_paused = false;
   /// Called once from run() when the domain is running (the launcher logs a line).
   std::function<void(const std::string& domain_name)> on_running;
+  /// Called from run() with each phase the status file gets ("Scheduled", "Running",
+  /// "Succeeded", "Failed") and its reason (--vmi-name writes them to the VMI).
+  std::function<void(const std::string& phase, const std::string& reason)> on_status;
 };
 
 struct Outcome {

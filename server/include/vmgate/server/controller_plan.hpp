@@ -1,0 +1,82 @@
+#pragma once
+// The VM controller's decisions (docs/controller.md): from the VirtualMachines, the
+// VirtualMachineInstances and the launcher pods as last listed, the writes that bring them one
+// step closer to what the run strategies ask, as KubeVirt's virt-controller decides them
+// (pkg/virt-controller/watch/vm/vm.go syncRunStrategy and setPrintableStatus,
+// pkg/virt-controller/watch/vmi/ for the VMI phase from its pod). Pure: the VMI of a VM comes
+// from a function the caller gives (the admission core's expansion), the time is an input; no
+// I/O. Thread-safe. Every write is keyed by name and checked by uid, so that planning twice
+// from the same state, or from a state a write has not reached yet, is harmless: creates of an
+// existing name fail with 409, deletes carry the uid as a precondition.
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "vmgate/common/json.hpp"
+#include "vmgate/common/result.hpp"
+#include "vmgate/server/controller_pod.hpp"
+
+namespace vmgate::controller {
+
+/// The finalizer KubeVirt's VM controller puts on the VMIs it creates (and vmgate's expansion
+/// too); the controller removes it once the VMI's pod is gone.
+inline constexpr const char* vmi_finalizer = "kubevirt.io/virtualMachineControllerFinalize";
+/// The finalizer KubeVirt's VMI defaults add (virt-handler removes it once the domain is gone;
+/// here the controller does, once the launcher pod is gone).
+inline constexpr const char* foreground_finalizer = "kubevirt.io/foregroundDeleteVirtualMachine";
+
+enum class ActionKind {
+  create_vmi,
+  delete_vmi,
+  create_pod,
+  delete_pod,
+  patch_vmi,        // JSON merge patch of the VMI (its status: the CRD has no status subresource)
+  patch_vm_status,  // JSON merge patch of the VM's status subresource
+  remove_finalizer  // JSON patch (test + replace) of metadata.finalizers; `kind_name` says which object
+};
+
+struct Action {
+  ActionKind kind = ActionKind::create_vmi;
+  std::string kind_name;  // "VirtualMachine", "VirtualMachineInstance", "Pod"
+  std::string namespace_name;
+  std::string name;
+  std::string uid;      // deletes and patches: the object's uid (a precondition)
+  json::Document body;  // create: the object; patches: the patch document
+  std::string reason;   // one line for the log
+};
+
+/// What the planner reads. Pointers into documents the caller keeps alive during plan().
+struct State {
+  std::vector<const json::Value*> vms;
+  std::vector<const json::Value*> vmis;
+  std::vector<const json::Value*> pods;  // launcher pods (label kubevirt.io=virt-launcher)
+  /// Pods created by an earlier plan that the pod list does not show yet ("namespace/name"):
+  /// taken as existing, so that a lagging watch neither creates them again nor fails their VMI.
+  std::set<std::string> expected_pods;
+  std::string now;  // RFC 3339, for condition transition times
+};
+
+struct PlanSettings {
+  PodSettings pod;
+  /// The VMI a VM starts: the admission core's expansion (Pipeline::expand). Errors are logged
+  /// and reported in the VM's status; the VM is retried on the next plan.
+  std::function<Result<json::Document>(const json::Value& vm)> build_vmi;
+};
+
+/// The run strategy of a VM: spec.runStrategy, else spec.running (true: Always, false or
+/// absent: Halted), as VirtualMachine.RunStrategy().
+std::string run_strategy(const json::Value& vm);
+
+/// The VM status KubeVirt's controller would show for `vm` with `vmi` (may be null):
+/// printableStatus, ready, created, runStrategy and the Ready condition. `start_expected`: the
+/// plan is creating the VMI now.
+json::Document vm_status(const json::Value& vm, const json::Value* vmi, bool start_expected, std::string_view now);
+
+/// The next writes. Never throws; objects it cannot read are skipped with an Action-free note in
+/// `notes` (one line each) when given.
+std::vector<Action> plan(const State& state, const PlanSettings& settings, std::vector<std::string>* notes = nullptr);
+
+std::string_view to_string(ActionKind kind);
+
+}  // namespace vmgate::controller

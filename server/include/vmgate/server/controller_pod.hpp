@@ -1,0 +1,60 @@
+#pragma once
+// The virt-launcher pod of a VirtualMachineInstance, as KubeVirt's virt-controller renders it
+// (pkg/virt-controller/services/template.go renderLaunchManifest, renderresources.go,
+// nodeselectorrenderer.go, rendervolumes.go), with vmgate-launcher as the compute container's
+// command (docs/controller.md, "The launcher pod"). Pure: no I/O, no clock; thread-safe.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <vector>
+
+#include "vmgate/admission/cluster.hpp"
+#include "vmgate/admission/quantity.hpp"
+#include "vmgate/common/json.hpp"
+#include "vmgate/common/result.hpp"
+
+namespace vmgate::controller {
+
+/// The cluster-wide settings KubeVirt's template service reads from its configuration.
+struct PodSettings {
+  std::string image = "vmgate-launcher:latest";  // the launcher image (`vmgate controller --launcher-image`)
+  std::string launcher_binary = "vmgate-launcher";
+  std::string service_account;  // the pods' service account when the VMI names none; empty: the namespace's default
+  std::string cluster_architecture = "amd64";         // used when the VMI names none
+  std::int64_t cpu_allocation_ratio = 10;             // developerConfiguration.cpuAllocationRatio
+  std::int64_t memory_overcommit = 100;               // developerConfiguration.memoryOvercommit (percent)
+  bool allow_emulation = false;                       // developerConfiguration.useEmulation: no devices.kubevirt.io/kvm
+  std::optional<double> additional_overhead_ratio;    // additionalGuestMemoryOverheadRatio
+  std::map<std::string, std::string> node_selectors;  // configuration.nodeSelectors (cluster-wide)
+  std::set<std::string> block_claims;                 // PVCs with volumeMode Block (volumeDevices instead of mounts)
+};
+
+/// Labels and names the controller relies on.
+inline constexpr const char* app_label = "kubevirt.io";                    // = "virt-launcher" on the pod
+inline constexpr const char* created_by_label = "kubevirt.io/created-by";  // the VMI's uid
+inline constexpr const char* vm_name_label = "vm.kubevirt.io/name";
+inline constexpr const char* vmi_id_label = "vmi.kubevirt.io/id";
+
+/// KubeVirt's GetMemoryOverhead for the KVM backend (pkg/hypervisor/kvm/hypervisorbackend.go):
+/// page tables for the requested memory, the fixed per-process overheads, 8 Mi per vCPU and
+/// for the IO thread, video RAM, arm64 pflash, VFIO, downward metrics, exec probes, SEV, TPM,
+/// dedicated CPUs / guaranteed QoS, reservedOverhead, times the additional ratio.
+/// Errors: a quantity in the VMI that does not parse, naming the field.
+Result<admission::Quantity> memory_overhead(const json::Value& vmi, const PodSettings& settings);
+
+/// The pod's name: virt-launcher-<vmi name>-<5 characters of the VMI's uid>. Deterministic, so
+/// that a second create (a retry, another replica) gets 409 AlreadyExists instead of a second pod.
+std::string launcher_pod_name(const json::Value& vmi);
+
+/// "namespace/claim" of the PVCs (and DataVolumes' PVCs) the VMIs name whose spec.volumeMode is
+/// Block, for PodSettings::block_claims. PVCs missing from `cluster` count as filesystems.
+std::set<std::string> block_claims(const std::vector<const json::Value*>& vmis, const admission::ClusterView& cluster);
+
+/// The launcher pod for `vmi` (which must carry metadata.name, namespace and uid).
+/// Errors name the field: a missing name/namespace/uid, a quantity that does not parse.
+Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& settings);
+
+}  // namespace vmgate::controller

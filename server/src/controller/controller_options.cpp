@@ -1,0 +1,175 @@
+// `vmgate controller`'s command line.
+#include <algorithm>
+
+#include "vmgate/common/options.hpp"
+#include "vmgate/server/controller_command.hpp"
+#include "vmgate/server/go_duration.hpp"
+
+namespace vmgate::controller {
+namespace {
+
+enum class Option : std::size_t {
+  kubeconfig,
+  context,
+  namespace_name,
+  lease_namespace,
+  lease_name,
+  identity,
+  launcher_image,
+  launcher_service_account,
+  use_emulation,
+  resync,
+  lease_duration,
+  help,
+};
+constexpr std::size_t option_count = common::option_index(Option::help) + 1;
+
+constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
+  set(Option::kubeconfig, {.name = "kubeconfig",
+                           .non_empty = true,
+                           .value_name = "FILE",
+                           .help = "the Kubernetes API of this kubeconfig (default: the pod's service account)."});
+  set(Option::context, {.name = "context",
+                        .non_empty = true,
+                        .value_name = "NAME",
+                        .help = "the kubeconfig context (default: its current-context)."});
+  set(Option::namespace_name, {.name = "namespace",
+                               .alias = 'n',
+                               .non_empty = true,
+                               .value_name = "NS",
+                               .help = "only VMs, VMIs and pods of this namespace (default: all namespaces)."});
+  set(Option::lease_namespace,
+      {.name = "lease-namespace", .non_empty = true, .value_name = "NS", .help = "the namespace of the Lease."});
+  set(Option::lease_name, {.name = "lease-name",
+                           .non_empty = true,
+                           .value_name = "NAME",
+                           .help = "elect a leader on this coordination.k8s.io/v1 Lease: only the leader\n"
+                                   "writes (without it: one replica only)."});
+  set(Option::identity, {.name = "identity",
+                         .non_empty = true,
+                         .value_name = "ID",
+                         .help = "this replica's holderIdentity (default: HOSTNAME_PID)."});
+  set(Option::launcher_image, {.name = "launcher-image",
+                               .non_empty = true,
+                               .value_name = "IMAGE",
+                               .help = "the image of the launcher pods' compute container\n"
+                                       "(default vmgate-launcher:latest)."});
+  set(Option::launcher_service_account,
+      {.name = "launcher-service-account",
+       .non_empty = true,
+       .value_name = "NAME",
+       .help = "the launcher pods' service account when the VMI names none (it must get,\n"
+               "list, watch and patch the VMI; default: the namespace's default)."});
+  set(Option::use_emulation, {.name = "use-emulation",
+                              .flag = true,
+                              .help = "no devices.kubevirt.io/kvm request: guests run under TCG (KubeVirt's\n"
+                                      "developerConfiguration.useEmulation)."});
+  set(Option::resync, {.name = "resync", .value_name = "D", .help = "plan at least this often (default 30s)."});
+  set(Option::lease_duration,
+      {.name = "lease-duration", .value_name = "D", .help = "the Lease's duration (default 15s; renewed every 2s)."});
+  set(Option::help, {.name = "help", .alias = 'h', .flag = true, .help = "print this help."});
+});
+static_assert(common::every_option_declared(specs), "every Option is declared");
+
+Result<std::chrono::milliseconds> duration_option(std::string_view name, std::string_view text,
+                                                  std::chrono::milliseconds minimum) {
+  Result<std::chrono::nanoseconds> parsed = serve::parse_go_duration(text);
+  if (!parsed) {
+    return Error{"--" + std::string(name) + ": " + parsed.error().message + " (e.g. 10s, 1m)"};
+  }
+  const auto value = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
+  if (value < minimum) {
+    return Error{"--" + std::string(name) + " must be at least " + std::to_string(minimum.count()) + "ms"};
+  }
+  return value;
+}
+
+}  // namespace
+
+Result<ControllerOptions> parse_controller_options(std::span<const std::string_view> args) {
+  Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
+  if (!parsed) {
+    return Error{parsed.error().message()};
+  }
+  if (!parsed->operands.empty()) {
+    return Error{"unexpected argument \"" + std::string(parsed->operands.front()) +
+                 "\" (controller takes only options)"};
+  }
+  ControllerOptions options;
+  for (const auto& [index, value] : parsed->options) {
+    const std::string text(value);
+    switch (static_cast<Option>(index)) {
+      case Option::kubeconfig:
+        options.kubeconfig = text;
+        break;
+      case Option::context:
+        options.context = text;
+        break;
+      case Option::namespace_name:
+        options.namespace_name = text;
+        break;
+      case Option::lease_namespace:
+        options.lease_namespace = text;
+        break;
+      case Option::lease_name:
+        options.lease_name = text;
+        break;
+      case Option::identity:
+        options.identity = text;
+        break;
+      case Option::launcher_image:
+        options.launcher_image = text;
+        break;
+      case Option::launcher_service_account:
+        options.launcher_service_account = text;
+        break;
+      case Option::use_emulation:
+        options.use_emulation = true;
+        break;
+      case Option::resync: {
+        Result<std::chrono::milliseconds> duration = duration_option("resync", value, std::chrono::milliseconds(100));
+        if (!duration) {
+          return duration.error();
+        }
+        options.resync = *duration;
+        break;
+      }
+      case Option::lease_duration: {
+        Result<std::chrono::milliseconds> duration = duration_option("lease-duration", value, std::chrono::seconds(3));
+        if (!duration) {
+          return duration.error();
+        }
+        options.lease_duration = std::chrono::duration_cast<std::chrono::seconds>(*duration);
+        break;
+      }
+      case Option::help:
+        options.help = true;
+        break;
+    }
+  }
+  if (options.help) {
+    return options;
+  }
+  if (options.lease_name.empty() != options.lease_namespace.empty()) {
+    return Error{"--lease-name and --lease-namespace go together"};
+  }
+  if (!options.identity.empty() && options.lease_name.empty()) {
+    return Error{"--identity is only used with --lease-name"};
+  }
+  if (!options.context.empty() && options.kubeconfig.empty()) {
+    return Error{"--context needs --kubeconfig"};
+  }
+  return options;
+}
+
+std::string controller_usage() {
+  return "Usage: vmgate controller [--kubeconfig FILE [--context NAME]] [--namespace NS]\n"
+         "                         [--lease-namespace NS --lease-name NAME [--identity ID]] [options]\n\n"
+         "The VM controller: starts and stops VirtualMachineInstances as the VirtualMachines' run\n"
+         "strategies say, runs each in a launcher pod (vmgate-launcher --vmi-name NS/NAME) and\n"
+         "reflects the pods into the VMI and VM status (docs/controller.md). SIGTERM: release the\n"
+         "Lease and exit 0.\n\nOptions:\n" +
+         common::format_options(specs);
+}
+
+}  // namespace vmgate::controller

@@ -1,0 +1,488 @@
+// The controller's reconcile decisions: run strategies (vm.go syncRunStrategy), the VMI's phase
+// from its pod (watch/vmi), the VM's printableStatus (vm.go setPrintableStatus), and the deletes
+// that leave no pod or VMI without its owner.
+#include "vmgate/server/controller_plan.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <initializer_list>
+#include <map>
+
+namespace vmgate::controller {
+namespace {
+
+std::string_view meta_string(const json::Value& object, std::string_view key) {
+  const json::Value* metadata = json::find_object(object, "metadata");
+  return metadata == nullptr ? std::string_view() : json::find_string(*metadata, key);
+}
+
+std::string key_of(const json::Value& object) {
+  return std::string(meta_string(object, "namespace")) + "/" + std::string(meta_string(object, "name"));
+}
+
+bool deleting(const json::Value& object) {
+  return !meta_string(object, "deletionTimestamp").empty();
+}
+
+std::string_view phase_of(const json::Value& object) {
+  const json::Value* status = json::find_object(object, "status");
+  return status == nullptr ? std::string_view() : json::find_string(*status, "phase");
+}
+
+bool is_final(const json::Value& vmi) {
+  const std::string_view phase = phase_of(vmi);
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+// The uid of the controller owner of `kind`, or "".
+std::string_view controller_owner(const json::Value& object, std::string_view kind) {
+  const json::Value* owners = json::find_path(object, {"metadata", "ownerReferences"});
+  if (owners == nullptr || !owners->IsArray()) {
+    return {};
+  }
+  for (const auto& owner : owners->GetArray()) {
+    const json::Value* controller = json::find(owner, "controller");
+    if (json::find_string(owner, "kind") == kind && controller != nullptr && controller->IsBool() &&
+        controller->GetBool()) {
+      return json::find_string(owner, "uid");
+    }
+  }
+  return {};
+}
+
+bool has_finalizer(const json::Value& object, std::initializer_list<std::string_view> wanted) {
+  const json::Value* finalizers = json::find_path(object, {"metadata", "finalizers"});
+  if (finalizers == nullptr || !finalizers->IsArray()) {
+    return false;
+  }
+  for (const auto& item : finalizers->GetArray()) {
+    if (item.IsString() && std::find(wanted.begin(), wanted.end(), json::as_view(item)) != wanted.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+const json::Value* condition(const json::Value& object, std::string_view type) {
+  const json::Value* conditions = json::find_path(object, {"status", "conditions"});
+  if (conditions == nullptr || !conditions->IsArray()) {
+    return nullptr;
+  }
+  for (const auto& item : conditions->GetArray()) {
+    if (json::find_string(item, "type") == type) {
+      return &item;
+    }
+  }
+  return nullptr;
+}
+
+bool condition_true(const json::Value* object, std::string_view type) {
+  const json::Value* found = object == nullptr ? nullptr : condition(*object, type);
+  return found != nullptr && json::find_string(*found, "status") == "True";
+}
+
+Action action(ActionKind kind, std::string kind_name, const json::Value& object, std::string reason) {
+  Action out;
+  out.kind = kind;
+  out.kind_name = std::move(kind_name);
+  out.namespace_name = meta_string(object, "namespace");
+  out.name = meta_string(object, "name");
+  out.uid = meta_string(object, "uid");
+  out.body.SetObject();
+  out.reason = std::move(reason);
+  return out;
+}
+
+// A JSON patch that removes `finalizer`, tested against the list as read (a concurrent change
+// makes the patch fail instead of dropping another controller's finalizer).
+Action remove_finalizer(const json::Value& object, std::string kind_name,
+                        std::initializer_list<std::string_view> finalizers, std::string reason) {
+  Action out = action(ActionKind::remove_finalizer, std::move(kind_name), object, std::move(reason));
+  auto& a = out.body.GetAllocator();
+  out.body.SetArray();
+  const json::Value* current = json::find_path(object, {"metadata", "finalizers"});
+  json::Value remaining(rapidjson::kArrayType);
+  for (const auto& item : current->GetArray()) {
+    if (!(item.IsString() &&
+          std::find(finalizers.begin(), finalizers.end(), json::as_view(item)) != finalizers.end())) {
+      remaining.PushBack(json::copy(item, a), a);
+    }
+  }
+  json::Value test(rapidjson::kObjectType);
+  json::set_string(test, "op", "test", a);
+  json::set_string(test, "path", "/metadata/finalizers", a);
+  json::set(test, "value", json::copy(*current, a), a);
+  json::Value replace(rapidjson::kObjectType);
+  json::set_string(replace, "op", "replace", a);
+  json::set_string(replace, "path", "/metadata/finalizers", a);
+  json::set(replace, "value", std::move(remaining), a);
+  out.body.PushBack(test, a);
+  out.body.PushBack(replace, a);
+  return out;
+}
+
+// The VMI phase its pod implies, moving forward only: the launcher writes Running, Succeeded and
+// Failed itself; the controller writes Scheduling (a pod exists), Scheduled (the pod runs) and
+// Failed (the pod ended, or vanished, before the VMI reached a final phase).
+std::string_view next_phase(const json::Value& vmi, const json::Value* pod, bool pod_expected) {
+  const std::string_view phase = phase_of(vmi);
+  if (is_final(vmi) || deleting(vmi)) {
+    return {};
+  }
+  const bool started = phase == "Scheduling" || phase == "Scheduled" || phase == "Running";
+  if (pod == nullptr) {
+    return started && !pod_expected ? "Failed" : std::string_view();
+  }
+  const std::string_view pod_phase = phase_of(*pod);
+  if (pod_phase == "Failed" || pod_phase == "Succeeded" || deleting(*pod)) {
+    return "Failed";
+  }
+  if (pod_phase == "Running" && (phase.empty() || phase == "Pending" || phase == "Scheduling")) {
+    return "Scheduled";
+  }
+  if (phase.empty() || phase == "Pending") {
+    return "Scheduling";
+  }
+  return {};
+}
+
+// isVMIStartExpected / the printable status rules, first match wins.
+std::string printable_status(const json::Value& vm, const json::Value* vmi, bool start_expected) {
+  const std::string strategy = run_strategy(vm);
+  if (deleting(vm)) {
+    return "Terminating";
+  }
+  if (vmi != nullptr && !is_final(*vmi) && (deleting(*vmi) || strategy == "Halted")) {
+    return "Stopping";
+  }
+  if (vmi != nullptr && phase_of(*vmi) == "Running") {
+    return condition_true(vmi, "Paused") ? "Paused" : "Running";
+  }
+  if (vmi == nullptr && start_expected) {
+    return "Starting";
+  }
+  if (vmi != nullptr) {
+    const std::string_view phase = phase_of(*vmi);
+    if (phase.empty() || phase == "Pending" || phase == "Scheduling" || phase == "Scheduled") {
+      return "Starting";
+    }
+    if (is_final(*vmi)) {
+      return "Stopped";
+    }
+    return "Unknown";
+  }
+  return "Stopped";
+}
+
+// status.stateChangeRequests[0] is a Start (hasStartRequest).
+bool has_start_request(const json::Value& vm) {
+  const json::Value* requests = json::find_path(vm, {"status", "stateChangeRequests"});
+  return requests != nullptr && requests->IsArray() && !requests->Empty() &&
+         json::find_string((*requests)[0], "action") == "Start";
+}
+
+// Whether the status fields the controller owns differ (conditions compared without times).
+bool status_differs(const json::Value& vm, const json::Value& wanted) {
+  const json::Value* current = json::find_object(vm, "status");
+  if (current == nullptr) {
+    return true;
+  }
+  if (json::has(wanted, "stateChangeRequests") != has_start_request(vm)) {
+    return true;
+  }
+  for (const char* field : {"printableStatus", "ready", "created", "runStrategy"}) {
+    const json::Value* have = json::find(*current, field);
+    const json::Value* want = json::find(wanted, field);
+    if ((have == nullptr) != (want == nullptr) || (have != nullptr && !json::equal(*have, *want))) {
+      return true;
+    }
+  }
+  for (const char* field : {"observedGeneration", "desiredGeneration"}) {
+    const json::Value* have = json::find(*current, field);
+    const json::Value* want = json::find(wanted, field);
+    if (want != nullptr && (have == nullptr || !json::equal(*have, *want))) {
+      return true;
+    }
+  }
+  const json::Value* have_ready = condition(vm, "Ready");
+  const json::Value* want_ready = json::find_path(wanted, {"conditions"});
+  const json::Value& want_condition = (*want_ready)[0];
+  return have_ready == nullptr ||
+         json::find_string(*have_ready, "status") != json::find_string(want_condition, "status") ||
+         json::find_string(*have_ready, "reason") != json::find_string(want_condition, "reason");
+}
+
+}  // namespace
+
+std::string_view to_string(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::create_vmi:
+      return "create VirtualMachineInstance";
+    case ActionKind::delete_vmi:
+      return "delete VirtualMachineInstance";
+    case ActionKind::create_pod:
+      return "create Pod";
+    case ActionKind::delete_pod:
+      return "delete Pod";
+    case ActionKind::patch_vmi:
+      return "patch VirtualMachineInstance";
+    case ActionKind::patch_vm_status:
+      return "patch VirtualMachine status";
+    case ActionKind::remove_finalizer:
+      return "remove finalizer";
+  }
+  return "unknown";
+}
+
+std::string run_strategy(const json::Value& vm) {
+  const json::Value* spec = json::find_object(vm, "spec");
+  if (spec == nullptr) {
+    return "Halted";
+  }
+  if (const std::string_view strategy = json::find_string(*spec, "runStrategy"); !strategy.empty()) {
+    return std::string(strategy);
+  }
+  const json::Value* running = json::find(*spec, "running");
+  return running != nullptr && running->IsBool() && running->GetBool() ? "Always" : "Halted";
+}
+
+json::Document vm_status(const json::Value& vm, const json::Value* vmi, bool start_expected, std::string_view now) {
+  json::Document status(rapidjson::kObjectType);
+  auto& a = status.GetAllocator();
+  json::set_string(status, "printableStatus", printable_status(vm, vmi, start_expected), a);
+  const bool ready = condition_true(vmi, "Ready");
+  json::set(status, "ready", json::Value(ready), a);
+  json::set(status, "created", json::Value(vmi != nullptr), a);
+  json::set_string(status, "runStrategy", run_strategy(vm), a);
+  // syncGenerationInfo: the generation the VMI was started from (its kubevirt.io/vm-generation)
+  // and the VM's current one; a VMI without a readable annotation leaves both alone.
+  if (vmi != nullptr) {
+    const json::Value* annotation = json::find_path(*vmi, {"metadata", "annotations", "kubevirt.io/vm-generation"});
+    const json::Value* generation = json::find_path(vm, {"metadata", "generation"});
+    if (annotation != nullptr && annotation->IsString() && generation != nullptr && generation->IsInt64()) {
+      const std::string text(json::as_view(*annotation));
+      char* end = nullptr;
+      const long long observed = std::strtoll(text.c_str(), &end, 10);
+      if (!text.empty() && end != nullptr && *end == '\0') {
+        json::set(status, "observedGeneration", json::Value(static_cast<std::int64_t>(observed)), a);
+        json::set(status, "desiredGeneration", json::Value(generation->GetInt64()), a);
+      }
+    }
+  }
+  // syncReadyConditionFromVMI.
+  json::Value ready_condition(rapidjson::kObjectType);
+  json::set_string(ready_condition, "type", "Ready", a);
+  json::set_string(ready_condition, "status", ready ? "True" : "False", a);
+  std::string reason = vmi == nullptr ? "VMINotExists" : ready ? "" : "VMINotReady";
+  if (vmi != nullptr) {
+    if (const json::Value* own = condition(*vmi, "Ready");
+        own != nullptr && !json::find_string(*own, "reason").empty()) {
+      reason = json::find_string(*own, "reason");
+    }
+  }
+  if (!reason.empty()) {
+    json::set_string(ready_condition, "reason", reason, a);
+  }
+  if (vmi == nullptr) {
+    json::set_string(ready_condition, "message", "VMI does not exist", a);
+  }
+  // The transition time stays while the status does.
+  const json::Value* previous = condition(vm, "Ready");
+  std::string_view since = now;
+  if (previous != nullptr && json::find_string(*previous, "status") == (ready ? "True" : "False") &&
+      !json::find_string(*previous, "lastTransitionTime").empty()) {
+    since = json::find_string(*previous, "lastTransitionTime");
+  }
+  json::set_string(ready_condition, "lastTransitionTime", since, a);
+  json::set(ready_condition, "lastProbeTime", json::Value(), a);
+  json::Value conditions(rapidjson::kArrayType);
+  conditions.PushBack(ready_condition, a);
+  json::set(status, "conditions", std::move(conditions), a);
+  return status;
+}
+
+std::vector<Action> plan(const State& state, const PlanSettings& settings, std::vector<std::string>* notes) {
+  std::vector<Action> actions;
+  const auto note = [notes](std::string line) {
+    if (notes != nullptr) {
+      notes->push_back(std::move(line));
+    }
+  };
+  std::map<std::string, const json::Value*> vm_by_uid;
+  std::map<std::string, const json::Value*> vmi_by_key;
+  std::map<std::string, const json::Value*> vmi_by_uid;
+  std::map<std::string, std::vector<const json::Value*>> pods_by_vmi_uid;
+  for (const json::Value* vm : state.vms) {
+    vm_by_uid[std::string(meta_string(*vm, "uid"))] = vm;
+  }
+  for (const json::Value* vmi : state.vmis) {
+    vmi_by_key[key_of(*vmi)] = vmi;
+    vmi_by_uid[std::string(meta_string(*vmi, "uid"))] = vmi;
+  }
+  for (const json::Value* pod : state.pods) {
+    pods_by_vmi_uid[std::string(controller_owner(*pod, "VirtualMachineInstance"))].push_back(pod);
+  }
+
+  // VirtualMachines: the run strategy, then the status.
+  for (const json::Value* vm : state.vms) {
+    const std::string key = key_of(*vm);
+    const std::string_view vm_uid = meta_string(*vm, "uid");
+    const json::Value* vmi = nullptr;
+    if (const auto found = vmi_by_key.find(key); found != vmi_by_key.end()) {
+      const std::string_view owner = controller_owner(*found->second, "VirtualMachine");
+      if (owner.empty() || owner == vm_uid) {
+        vmi = found->second;
+      } else {
+        // A VMI of an earlier VM of the same name: it goes (below) before this VM starts.
+        note(key + ": waiting for the VirtualMachineInstance of a previous VirtualMachine to go");
+        continue;
+      }
+    }
+    const std::string strategy = run_strategy(*vm);
+    bool start = false;
+    bool start_request = has_start_request(*vm);
+    const json::Value* status = json::find_object(*vm, "status");
+    const std::string_view previous_strategy = status == nullptr ? "" : json::find_string(*status, "runStrategy");
+    if (deleting(*vm)) {
+      if (vmi != nullptr && !deleting(*vmi)) {
+        actions.push_back(
+            action(ActionKind::delete_vmi, "VirtualMachineInstance", *vmi, "its VirtualMachine is being deleted"));
+      }
+      if (vmi == nullptr && has_finalizer(*vm, {vmi_finalizer})) {
+        actions.push_back(
+            remove_finalizer(*vm, "VirtualMachine", {vmi_finalizer}, "its VirtualMachineInstance is gone"));
+      }
+    } else if (strategy == "Always") {
+      if (vmi == nullptr) {
+        start = true;
+      } else if (is_final(*vmi) && !deleting(*vmi)) {
+        actions.push_back(action(ActionKind::delete_vmi, "VirtualMachineInstance", *vmi,
+                                 "runStrategy Always: restarting a VMI in phase " + std::string(phase_of(*vmi))));
+      }
+    } else if (strategy == "RerunOnFailure") {
+      if (vmi == nullptr) {
+        // shouldStartRerunOnFailure: on a switch to the strategy, or by a start request (which
+        // a failure leaves, below).
+        start = previous_strategy != strategy || start_request;
+      } else if ((phase_of(*vmi) == "Failed" || phase_of(*vmi) == "Succeeded") && !deleting(*vmi)) {
+        actions.push_back(action(ActionKind::delete_vmi, "VirtualMachineInstance", *vmi,
+                                 "runStrategy RerunOnFailure: VMI " + std::string(phase_of(*vmi))));
+        start_request = phase_of(*vmi) == "Failed";  // addStartRequest
+      }
+    } else if (strategy == "Once") {
+      start = vmi == nullptr && previous_strategy != strategy;
+    } else if (strategy == "Halted") {
+      if (vmi != nullptr && !deleting(*vmi)) {
+        actions.push_back(action(ActionKind::delete_vmi, "VirtualMachineInstance", *vmi, "runStrategy Halted"));
+      }
+    } else if (strategy == "Manual") {
+      start = vmi == nullptr && start_request;  // a start request (virtctl start)
+    } else {
+      std::string line = key;
+      line += ": runStrategy " + strategy;
+      line += " is not supported by vmgate's controller";
+      note(std::move(line));
+    }
+    if (start) {
+      Result<json::Document> built =
+          settings.build_vmi ? settings.build_vmi(*vm) : Result<json::Document>(Error{"no VMI builder"});
+      if (!built) {
+        note(key + ": cannot build the VirtualMachineInstance: " + built.error().message);
+        start = false;
+      } else {
+        Action create = action(ActionKind::create_vmi, "VirtualMachineInstance", *vm, "runStrategy " + strategy);
+        create.uid.clear();
+        create.body = std::move(built.value());
+        actions.push_back(std::move(create));
+        start_request = false;  // startVMI consumes the request
+      }
+    }
+    json::Document wanted = vm_status(*vm, vmi, start, state.now);
+    if (start_request) {
+      auto& a = wanted.GetAllocator();
+      json::Value request(rapidjson::kObjectType);
+      json::set_string(request, "action", "Start", a);
+      json::Value requests(rapidjson::kArrayType);
+      requests.PushBack(request, a);
+      json::set(wanted, "stateChangeRequests", std::move(requests), a);
+    } else if (has_start_request(*vm)) {
+      json::set(wanted, "stateChangeRequests", json::Value(), wanted.GetAllocator());  // merge patch: remove
+    }
+    if (status_differs(*vm, wanted)) {
+      Action patch = action(ActionKind::patch_vm_status, "VirtualMachine", *vm,
+                            "printableStatus " + std::string(json::find_string(wanted, "printableStatus")));
+      auto& a = patch.body.GetAllocator();
+      json::set(patch.body, "status", json::copy(wanted, a), a);
+      actions.push_back(std::move(patch));
+    }
+  }
+
+  // VirtualMachineInstances: orphans, deletion, the pod, the phase.
+  for (const json::Value* vmi : state.vmis) {
+    const std::string key = key_of(*vmi);
+    const std::string vmi_uid(meta_string(*vmi, "uid"));
+    const std::string_view owner = controller_owner(*vmi, "VirtualMachine");
+    const auto pods = pods_by_vmi_uid.find(vmi_uid);
+    const json::Value* pod = pods == pods_by_vmi_uid.end() ? nullptr : pods->second.front();
+    const std::string pod_key = std::string(meta_string(*vmi, "namespace")) + "/" + launcher_pod_name(*vmi);
+    const bool pod_expected = pod == nullptr && state.expected_pods.count(pod_key) != 0;
+    if (!owner.empty() && vm_by_uid.count(std::string(owner)) == 0 && !deleting(*vmi)) {
+      // As the garbage collector would: the VM that owned it is gone.
+      actions.push_back(action(ActionKind::delete_vmi, "VirtualMachineInstance", *vmi, "its VirtualMachine is gone"));
+      continue;
+    }
+    if (deleting(*vmi)) {
+      if (pods != pods_by_vmi_uid.end()) {
+        for (const json::Value* each : pods->second) {
+          if (!deleting(*each)) {
+            actions.push_back(
+                action(ActionKind::delete_pod, "Pod", *each, "its VirtualMachineInstance is being deleted"));
+          }
+        }
+      } else if (!pod_expected && has_finalizer(*vmi, {vmi_finalizer, foreground_finalizer})) {
+        actions.push_back(remove_finalizer(*vmi, "VirtualMachineInstance", {vmi_finalizer, foreground_finalizer},
+                                           "its launcher pod is gone"));
+      }
+      continue;
+    }
+    if (pod == nullptr && !pod_expected && !is_final(*vmi) && (phase_of(*vmi).empty() || phase_of(*vmi) == "Pending")) {
+      Result<json::Document> rendered = launcher_pod(*vmi, settings.pod);
+      if (!rendered) {
+        note(key + ": cannot render the launcher pod: " + rendered.error().message);
+        continue;
+      }
+      Action create = action(ActionKind::create_pod, "Pod", *rendered, "VMI " + key + " has no launcher pod");
+      create.uid.clear();
+      create.body = std::move(rendered.value());
+      actions.push_back(std::move(create));
+      Action patch = action(ActionKind::patch_vmi, "VirtualMachineInstance", *vmi, "launcher pod created: Scheduling");
+      auto& a = patch.body.GetAllocator();
+      json::set_string(json::ensure_object(patch.body, "status", a), "phase", "Scheduling", a);
+      actions.push_back(std::move(patch));
+      continue;
+    }
+    if (const std::string_view phase = next_phase(*vmi, pod, pod_expected); !phase.empty()) {
+      Action patch = action(ActionKind::patch_vmi, "VirtualMachineInstance", *vmi,
+                            pod == nullptr ? "launcher pod gone: " + std::string(phase)
+                                           : "launcher pod " + std::string(phase_of(*pod)) + ": " + std::string(phase));
+      auto& a = patch.body.GetAllocator();
+      json::Value& status = json::ensure_object(patch.body, "status", a);
+      json::set_string(status, "phase", phase, a);
+      if (phase == "Failed") {
+        json::set_string(status, "reason", pod == nullptr ? "PodDeleted" : "PodTerminated", a);
+      }
+      actions.push_back(std::move(patch));
+    }
+  }
+
+  // Launcher pods whose VMI is gone, or not the one that made them.
+  for (const json::Value* pod : state.pods) {
+    const std::string owner(controller_owner(*pod, "VirtualMachineInstance"));
+    if (!deleting(*pod) && (owner.empty() ? false : vmi_by_uid.count(owner) == 0)) {
+      actions.push_back(action(ActionKind::delete_pod, "Pod", *pod, "its VirtualMachineInstance is gone"));
+    }
+  }
+  return actions;
+}
+
+}  // namespace vmgate::controller

@@ -1,0 +1,773 @@
+// The launcher pod of a VMI: KubeVirt's renderLaunchManifest field by field, for the fields a
+// vmgate-launcher pod uses (docs/controller.md lists what is left out and why).
+#include "vmgate/server/controller_pod.hpp"
+
+#include <openssl/sha.h>  // pure: SHA1 of the VMI name, as KubeVirt's CalculateVirtualMachineInstanceID
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <vector>
+
+#include "vmgate/admission/quantity_json.hpp"
+
+namespace vmgate::controller {
+namespace {
+
+using admission::Quantity;
+
+constexpr std::int64_t mebi = std::int64_t{1} << 20U;
+constexpr const char* ephemeral_storage_overhead = "50M";  // template.go ephemeralStorageOverheadSize
+constexpr std::int64_t grace_padding_seconds = 15;         // template.go gracePeriodPaddingSeconds
+// vmgate-launcher's pod layout (launcher/include/vmgate/launcher/pod_layout.hpp, PodLayout's
+// defaults, which follow KubeVirt): where PVCs and block devices are found.
+constexpr const char* pvc_dir = "/var/run/kubevirt-private/vmi-disks";
+constexpr const char* block_device_dir = "/dev";
+constexpr const char* image_volume_dir = "/var/run/kubevirt-image-volume";  // pkg/util VirtImageVolumeDir
+constexpr const char* hugepages_dir = "/dev/hugepages";
+
+Quantity mi(std::int64_t count) {
+  return Quantity::from_int(count * mebi, Quantity::Format::binary_si);
+}
+
+Quantity add(const Quantity& a, const Quantity& b) {
+  Result<Quantity> sum = a.add(b);
+  return sum ? *sum : a;  // both far below the range: memory sizes of a VMI that parsed
+}
+
+const json::Value* domain_of(const json::Value& vmi) {
+  return json::find_path(vmi, {"spec", "domain"});
+}
+
+std::string_view spec_string(const json::Value& vmi, std::string_view key) {
+  const json::Value* spec = json::find_object(vmi, "spec");
+  return spec == nullptr ? std::string_view() : json::find_string(*spec, key);
+}
+
+// A quantity member of `object`, or nullopt when absent. Errors name `field`.
+Result<std::optional<Quantity>> quantity_member(const json::Value* object, std::string_view key,
+                                                const std::string& field) {
+  if (object == nullptr) {
+    return std::optional<Quantity>{};
+  }
+  const json::Value* value = json::find(*object, key);
+  if (value == nullptr || value->IsNull()) {
+    return std::optional<Quantity>{};
+  }
+  Result<Quantity> parsed = admission::parse_quantity(*value);
+  if (!parsed) {
+    return Error{field + " '" + admission::quantity_text(value) + "': " + parsed.error().message};
+  }
+  return std::optional<Quantity>{*parsed};
+}
+
+std::int64_t int_member(const json::Value* object, std::string_view key, std::int64_t fallback) {
+  const json::Value* value = object == nullptr ? nullptr : json::find(*object, key);
+  return value != nullptr && value->IsInt64() ? value->GetInt64() : fallback;
+}
+
+bool bool_member(const json::Value* object, std::string_view key, bool fallback) {
+  const json::Value* value = object == nullptr ? nullptr : json::find(*object, key);
+  return value != nullptr && value->IsBool() ? value->GetBool() : fallback;
+}
+
+// hardware.GetNumberOfVCPUs: sockets x cores x threads, each at least 1.
+std::int64_t vcpus_of_topology(const json::Value* cpu) {
+  const auto part = [cpu](std::string_view key) { return std::max<std::int64_t>(1, int_member(cpu, key, 1)); };
+  return part("sockets") * part("cores") * part("threads");
+}
+
+bool is_dedicated(const json::Value* domain) {
+  return bool_member(domain == nullptr ? nullptr : json::find_object(*domain, "cpu"), "dedicatedCpuPlacement", false);
+}
+
+// A ResourceList of the VMI (requests or limits) as name -> Quantity. Errors name the field.
+using ResourceList = std::map<std::string, Quantity>;
+Result<ResourceList> resource_list(const json::Value* domain, std::string_view which) {
+  ResourceList list;
+  const json::Value* object = domain == nullptr ? nullptr : json::find_path(*domain, {"resources", which});
+  if (object == nullptr || !object->IsObject()) {
+    return list;
+  }
+  for (const auto& member : object->GetObject()) {
+    const std::string name(member.name.GetString(), member.name.GetStringLength());
+    Result<Quantity> parsed = admission::parse_quantity(member.value);
+    if (!parsed) {
+      return Error{"spec.domain.resources." + std::string(which) + "." + name + " '" +
+                   admission::quantity_text(&member.value) + "': " + parsed.error().message};
+    }
+    list.emplace(name, *parsed);
+  }
+  return list;
+}
+
+Quantity get_or_zero(const ResourceList& list, const std::string& name) {
+  const auto found = list.find(name);
+  return found == list.end() ? Quantity() : found->second;
+}
+
+// vmi.WantsToHaveQOSGuaranteed: requests and limits both set, equal, for CPU and memory.
+bool wants_guaranteed(const ResourceList& requests, const ResourceList& limits) {
+  for (const std::string name : {"cpu", "memory"}) {
+    const auto request = requests.find(name);
+    const auto limit = limits.find(name);
+    if (request == requests.end() || limit == limits.end() || request->second.is_zero() ||
+        !(request->second == limit->second)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool has_exec_probe(const json::Value& vmi, std::string_view probe) {
+  const json::Value* found = json::find_path(vmi, {"spec", probe});
+  return found != nullptr && found->IsObject() && json::has(*found, "exec");
+}
+
+std::vector<const json::Value*> array_items(const json::Value* array) {
+  std::vector<const json::Value*> items;
+  if (array != nullptr && array->IsArray()) {
+    for (const auto& item : array->GetArray()) {
+      items.push_back(&item);
+    }
+  }
+  return items;
+}
+
+std::vector<const json::Value*> volumes_of(const json::Value& vmi) {
+  return array_items(json::find_path(vmi, {"spec", "volumes"}));
+}
+std::vector<const json::Value*> interfaces_of(const json::Value& vmi) {
+  return array_items(json::find_path(vmi, {"spec", "domain", "devices", "interfaces"}));
+}
+
+std::string quantity_string(const Quantity& quantity) {
+  return quantity.canonical();
+}
+
+// CalculateVirtualMachineInstanceID: the name, or for names above 63 characters the first 54
+// and 8 hex digits of its SHA-1.
+std::string vmi_id(std::string_view name) {
+  constexpr std::size_t label_max = 63;
+  constexpr std::size_t hash_length = 8;
+  if (name.size() <= label_max) {
+    return std::string(name);
+  }
+  std::array<unsigned char, SHA_DIGEST_LENGTH> digest{};
+  SHA1(reinterpret_cast<const unsigned char*>(name.data()), name.size(), digest.data());
+  std::string hex;
+  for (unsigned char byte : digest) {
+    std::array<char, 3> two{};
+    std::snprintf(two.data(), two.size(), "%02x", static_cast<unsigned>(byte));
+    hex += two.data();
+  }
+  return std::string(name.substr(0, label_max - hash_length - 1)) + "-" + hex.substr(0, hash_length);
+}
+
+struct Resources {
+  ResourceList requests;
+  ResourceList limits;
+};
+
+// renderresources.go with the rules of VMIResourcePredicates in their order.
+Result<Resources> render_resources(const json::Value& vmi, const PodSettings& settings, const Quantity& overhead) {
+  const json::Value* domain = domain_of(vmi);
+  Result<ResourceList> vm_requests = resource_list(domain, "requests");
+  if (!vm_requests) {
+    return vm_requests.error();
+  }
+  Result<ResourceList> vm_limits = resource_list(domain, "limits");
+  if (!vm_limits) {
+    return vm_limits.error();
+  }
+  ResourceList requests = *vm_requests;
+  ResourceList limits = *vm_limits;
+  ResourceList calculated_requests;
+  ResourceList calculated_limits;
+  const json::Value* memory = domain == nullptr ? nullptr : json::find_object(*domain, "memory");
+  Result<std::optional<Quantity>> guest = quantity_member(memory, "guest", "spec.domain.memory.guest");
+  if (!guest) {
+    return guest.error();
+  }
+  const json::Value* hugepages = memory == nullptr ? nullptr : json::find_object(*memory, "hugepages");
+
+  // WithEphemeralStorageRequest.
+  const Quantity storage = *Quantity::parse(ephemeral_storage_overhead);
+  requests["ephemeral-storage"] = add(get_or_zero(requests, "ephemeral-storage"), storage);
+  if (limits.count("ephemeral-storage") != 0) {
+    limits["ephemeral-storage"] = add(limits["ephemeral-storage"], storage);
+  }
+
+  // WithVirtualizationResources (getRequiredResources), into the limits only: the API server
+  // defaults requests of extended resources to their limits.
+  bool tun = false;
+  bool vhost_net = false;
+  for (const json::Value* interface : interfaces_of(vmi)) {
+    // netvmispec.RequiresTunDevice: bridge or masquerade on the pod network, or any binding.
+    tun = tun || json::has(*interface, "bridge") || json::has(*interface, "masquerade") ||
+          json::has(*interface, "binding");
+    const std::string_view model = json::find_string(*interface, "model");
+    vhost_net = vhost_net || ((model.empty() || model == "virtio") && !json::has(*interface, "sriov"));
+  }
+  if (tun) {
+    limits["devices.kubevirt.io/tun"] = Quantity::from_int(1, Quantity::Format::decimal_si);
+  }
+  if (vhost_net && !settings.allow_emulation) {
+    limits["devices.kubevirt.io/vhost-net"] = Quantity::from_int(1, Quantity::Format::decimal_si);
+  }
+  if (!settings.allow_emulation) {
+    limits["devices.kubevirt.io/kvm"] = Quantity::from_int(1, Quantity::Format::decimal_si);
+  }
+  if (bool_member(json::find_path(vmi, {"spec", "domain", "devices"}), "autoattachVSOCK", false)) {
+    limits["devices.kubevirt.io/vhost-vsock"] = Quantity::from_int(1, Quantity::Format::decimal_si);
+  }
+
+  // WithMemoryRequests (when the VMI requests no memory).
+  if (get_or_zero(requests, "memory").is_zero()) {
+    if (!get_or_zero(limits, "memory").is_zero()) {
+      requests["memory"] = limits["memory"];
+    } else {
+      std::optional<Quantity> base = *guest;
+      if (!base && hugepages != nullptr) {
+        if (Result<Quantity> page = Quantity::parse(json::find_string(*hugepages, "pageSize")); page) {
+          base = *page;
+        }
+      }
+      if (base && base->sign() > 0) {
+        if (settings.memory_overcommit == 100 || settings.memory_overcommit <= 0) {
+          requests["memory"] = *base;
+        } else {
+          const std::int64_t bytes = base->value().ok() ? *base->value() : 0;
+          requests["memory"] = Quantity::from_int(bytes * 100 / settings.memory_overcommit, base->format());
+        }
+      }
+    }
+  }
+
+  // CPU: WithCPUPinning (dedicated) or WithoutDedicatedCPU.
+  const json::Value* cpu = domain == nullptr ? nullptr : json::find_object(*domain, "cpu");
+  const std::int64_t vcpus = cpu != nullptr ? vcpus_of_topology(cpu) : 1;
+  const std::int64_t io_threads =
+      domain == nullptr ? 0 : int_member(json::find_object(*domain, "ioThreads"), "supplementalPoolThreadCount", 0);
+  if (is_dedicated(domain)) {
+    // WithCPUPinning: whole CPUs, requests = limits (guaranteed QoS), one more for an isolated
+    // emulator thread.
+    std::int64_t cpus = vcpus;
+    if (bool_member(cpu, "isolateEmulatorThread", false)) {
+      cpus += 1;
+    }
+    if (limits.count("cpu") == 0) {
+      limits["cpu"] = Quantity::from_int(cpus, Quantity::Format::decimal_si);
+    }
+    requests["cpu"] = limits["cpu"];
+    if (limits.count("memory") == 0 && requests.count("memory") != 0) {
+      limits["memory"] = requests["memory"];
+    }
+    if (requests.count("memory") == 0 && limits.count("memory") != 0) {
+      requests["memory"] = limits["memory"];
+    }
+  } else {
+    const std::int64_t total = vcpus + io_threads;
+    if (total != 0 && settings.cpu_allocation_ratio > 0) {
+      // total / ratio in millicores, rounded up as the API server rounds KubeVirt's "%g" value.
+      const std::int64_t milli = (total * 1000 + settings.cpu_allocation_ratio - 1) / settings.cpu_allocation_ratio;
+      Result<Quantity> value = Quantity::parse(std::to_string(milli) + "m");
+      if (value) {
+        calculated_requests["cpu"] = *Quantity::parse(value->to_string());
+      }
+    }
+  }
+
+  if (hugepages != nullptr) {
+    // WithHugePages: the hugepages resource is the memory request capped at the guest size; the
+    // memory request and limit become what is left above the guest, plus the overhead.
+    const std::string page_size(json::find_string(*hugepages, "pageSize"));
+    const std::string hugepage_resource = "hugepages-" + page_size;
+    Quantity pages = get_or_zero(requests, "memory");
+    if (*guest && pages > **guest) {
+      pages = **guest;
+    }
+    calculated_requests[hugepage_resource] = pages;
+    calculated_limits[hugepage_resource] = pages;
+    Quantity request_diff;
+    Quantity limit_diff;
+    if (*guest) {
+      const Quantity request = get_or_zero(requests, "memory");
+      const Quantity limit = get_or_zero(limits, "memory");
+      if (request > **guest) {
+        request_diff = *request.sub(**guest);
+      }
+      if (limit > **guest) {
+        limit_diff = *limit.sub(**guest);
+      }
+    }
+    requests["memory"] = add(request_diff, overhead);
+    if (limits.count("memory") != 0) {
+      limits["memory"] = add(limit_diff, overhead);
+    }
+  } else {
+    // WithMemoryOverhead.
+    if (!bool_member(domain == nullptr ? nullptr : json::find_object(*domain, "resources"), "overcommitGuestOverhead",
+                     false)) {
+      requests["memory"] = add(get_or_zero(requests, "memory"), overhead);
+    }
+    if (limits.count("memory") != 0) {
+      limits["memory"] = add(limits["memory"], overhead);
+    }
+  }
+
+  // Requests() / Limits(): the calculated values, overridden by the VMI's own.
+  Resources out;
+  out.requests = calculated_requests;
+  out.limits = calculated_limits;
+  for (const auto& [name, value] : requests) {
+    out.requests[name] = value;
+  }
+  for (const auto& [name, value] : limits) {
+    out.limits[name] = value;
+  }
+  return out;
+}
+
+// NodeSelectorRenderer.Render.
+std::map<std::string, std::string> node_selectors(const json::Value& vmi, const PodSettings& settings) {
+  std::map<std::string, std::string> selectors{{"kubevirt.io/schedulable", "true"}};
+  const std::string_view architecture = spec_string(vmi, "architecture");
+  if (!architecture.empty()) {
+    std::string lower(architecture);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    selectors["kubernetes.io/arch"] = lower;
+  }
+  for (const auto& [key, value] : settings.node_selectors) {
+    selectors[key] = value;
+  }
+  if (const json::Value* own = json::find_path(vmi, {"spec", "nodeSelector"}); own != nullptr && own->IsObject()) {
+    for (const auto& member : own->GetObject()) {
+      if (member.value.IsString()) {
+        selectors[std::string(member.name.GetString(), member.name.GetStringLength())] =
+            std::string(json::as_view(member.value));
+      }
+    }
+  }
+  const json::Value* domain = domain_of(vmi);
+  if (is_dedicated(domain)) {
+    selectors["kubevirt.io/cpumanager"] = "true";
+  }
+  const json::Value* cpu = domain == nullptr ? nullptr : json::find_object(*domain, "cpu");
+  const std::string_view model = cpu == nullptr ? std::string_view() : json::find_string(*cpu, "model");
+  if (!model.empty()) {
+    if (model != "host-model" && model != "host-passthrough") {
+      selectors["cpu-model.node.kubevirt.io/" + std::string(model)] = "true";
+    }
+    // Feature labels come with a model (CPUModelLabelFromCPUModel fails without one).
+    for (const json::Value* feature : array_items(json::find_array(*cpu, "features"))) {
+      const std::string_view policy = json::find_string(*feature, "policy");
+      if (policy.empty() || policy == "require") {
+        selectors["cpu-feature.node.kubevirt.io/" + std::string(json::find_string(*feature, "name"))] = "true";
+      }
+    }
+  }
+  std::string_view machine;
+  if (const json::Value* type = json::find_path(vmi, {"status", "machine", "type"});
+      type != nullptr && type->IsString()) {
+    machine = json::as_view(*type);
+  } else if (const json::Value* spec_type = json::find_path(vmi, {"spec", "domain", "machine", "type"});
+             spec_type != nullptr && spec_type->IsString()) {
+    machine = json::as_view(*spec_type);
+  }
+  if (!machine.empty()) {
+    selectors["machine-type.node.kubevirt.io/" + std::string(machine)] = "true";
+  }
+  if (cpu != nullptr && json::has(*cpu, "realtime")) {
+    selectors["kubevirt.io/realtime"] = "true";
+  }
+  if (const json::Value* sev = json::find_path(vmi, {"spec", "domain", "launchSecurity", "sev"}); sev != nullptr) {
+    selectors["kubevirt.io/sev"] = "true";
+  }
+  if (const json::Value* snp = json::find_path(vmi, {"spec", "domain", "launchSecurity", "snp"}); snp != nullptr) {
+    selectors["kubevirt.io/sev-snp"] = "true";
+  }
+  return selectors;
+}
+
+// podAffinity from the VMI; with a forbidden CPU feature, every required term also asks that the
+// node not carry its label (setNodeAffinityForbiddenFeaturePolicy); host-model on a node whose
+// host model is obsolete is refused the same way (setNodeAffinityForHostModelCpuModel).
+void render_affinity(const json::Value& vmi, json::Value& pod_spec, json::Allocator& allocator) {
+  std::vector<std::string> rejected;
+  const json::Value* cpu = json::find_path(vmi, {"spec", "domain", "cpu"});
+  if (cpu != nullptr && json::find_string(*cpu, "model") == "host-model") {
+    rejected.emplace_back("node-labeller.kubevirt.io/obsolete-host-model");
+  }
+  if (cpu != nullptr) {
+    for (const json::Value* feature : array_items(json::find_array(*cpu, "features"))) {
+      if (json::find_string(*feature, "policy") == "forbid") {
+        rejected.push_back("cpu-feature.node.kubevirt.io/" + std::string(json::find_string(*feature, "name")));
+      }
+    }
+  }
+  const json::Value* own = json::find_path(vmi, {"spec", "affinity"});
+  if (own == nullptr && rejected.empty()) {
+    return;
+  }
+  json::Value affinity =
+      own != nullptr && own->IsObject() ? json::copy(*own, allocator) : json::Value(rapidjson::kObjectType);
+  for (const std::string& label : rejected) {
+    json::Value requirement(rapidjson::kObjectType);
+    json::set_string(requirement, "key", label, allocator);
+    json::set_string(requirement, "operator", "DoesNotExist", allocator);
+    json::Value& node = json::ensure_object(affinity, "nodeAffinity", allocator);
+    json::Value& required = json::ensure_object(node, "requiredDuringSchedulingIgnoredDuringExecution", allocator);
+    json::Value& terms = json::ensure_array(required, "nodeSelectorTerms", allocator);
+    if (terms.Empty()) {
+      json::Value term(rapidjson::kObjectType);
+      json::ensure_array(term, "matchExpressions", allocator);
+      terms.PushBack(term, allocator);
+    }
+    for (auto& term : terms.GetArray()) {
+      if (term.IsObject()) {
+        json::ensure_array(term, "matchExpressions", allocator).PushBack(json::copy(requirement, allocator), allocator);
+      }
+    }
+  }
+  json::set(pod_spec, "affinity", std::move(affinity), allocator);
+}
+
+json::Value resource_object(const ResourceList& list, json::Allocator& allocator) {
+  json::Value object(rapidjson::kObjectType);
+  for (const auto& [name, value] : list) {
+    json::set_string(object, name, quantity_string(value), allocator);
+  }
+  return object;
+}
+
+}  // namespace
+
+Result<Quantity> memory_overhead(const json::Value& vmi, const PodSettings& settings) {
+  const json::Value* domain = domain_of(vmi);
+  Result<ResourceList> requests = resource_list(domain, "requests");
+  if (!requests) {
+    return requests.error();
+  }
+  Result<ResourceList> limits = resource_list(domain, "limits");
+  if (!limits) {
+    return limits.error();
+  }
+  // Page tables: one byte for every 512 bytes of requested memory (counted in whole kB first).
+  const Quantity requested = get_or_zero(*requests, "memory");
+  const std::int64_t bytes = requested.value().ok() ? *requested.value() : 0;
+  const std::int64_t kilo_rounded = (bytes + 999) / 1000 * 1000;
+  Quantity overhead = Quantity::from_int(kilo_rounded / 512, Quantity::Format::decimal_si);
+  // virt-launcher-monitor 25Mi, virt-launcher 100Mi, virtlogd 25Mi, virtqemud 40Mi, qemu 50Mi.
+  overhead = add(overhead, mi(25 + 100 + 25 + 40 + 50));
+  const json::Value* cpu = domain == nullptr ? nullptr : json::find_object(*domain, "cpu");
+  std::int64_t vcpus = 0;
+  if (cpu != nullptr) {
+    vcpus = vcpus_of_topology(cpu);
+  } else if (limits->count("cpu") != 0) {
+    vcpus = limits->at("cpu").value().ok() ? *limits->at("cpu").value() : 0;
+  } else if (requests->count("cpu") != 0) {
+    vcpus = requests->at("cpu").value().ok() ? *requests->at("cpu").value() : 0;
+  }
+  vcpus = std::max<std::int64_t>(vcpus, 1);
+  overhead = add(overhead, mi(8 * vcpus));
+  overhead = add(overhead, mi(8));  // the IO thread
+  const json::Value* devices = domain == nullptr ? nullptr : json::find_object(*domain, "devices");
+  if (bool_member(devices, "autoattachGraphicsDevice", true)) {
+    overhead = add(overhead, mi(32));
+  }
+  std::string_view architecture = spec_string(vmi, "architecture");
+  if (architecture.empty()) {
+    architecture = settings.cluster_architecture;
+  }
+  if (architecture == "arm64") {
+    overhead = add(overhead, mi(128));
+  }
+  const bool vfio =
+      devices != nullptr &&
+      ((json::find_array(*devices, "gpus") != nullptr && !json::find_array(*devices, "gpus")->Empty()) ||
+       (json::find_array(*devices, "hostDevices") != nullptr && !json::find_array(*devices, "hostDevices")->Empty()));
+  if (vfio) {
+    overhead = add(overhead, mi(1024));
+  }
+  for (const json::Value* volume : volumes_of(vmi)) {
+    if (json::has(*volume, "downwardMetrics")) {
+      overhead = add(overhead, mi(1));
+      break;
+    }
+  }
+  const bool liveness = has_exec_probe(vmi, "livenessProbe");
+  const bool readiness = has_exec_probe(vmi, "readinessProbe");
+  overhead = add(overhead, mi((liveness ? 10 : 0) + (readiness ? 10 : 0) + (liveness || readiness ? 100 : 0)));
+  if (const json::Value* security = domain == nullptr ? nullptr : json::find_object(*domain, "launchSecurity");
+      security != nullptr && (json::has(*security, "sev") || json::has(*security, "snp"))) {
+    overhead = add(overhead, mi(256));
+  }
+  if (const json::Value* tpm = devices == nullptr ? nullptr : json::find_object(*devices, "tpm");
+      tpm != nullptr && bool_member(tpm, "enabled", true)) {
+    overhead = add(overhead, mi(53));
+  }
+  if (is_dedicated(domain) || wants_guaranteed(*requests, *limits)) {
+    overhead = add(overhead, mi(100));
+  }
+  const json::Value* reserved = json::find_path(vmi, {"spec", "domain", "memory", "reservedOverhead"});
+  Result<std::optional<Quantity>> added =
+      quantity_member(reserved, "addedOverhead", "spec.domain.memory.reservedOverhead.addedOverhead");
+  if (!added) {
+    return added.error();
+  }
+  if (*added) {
+    overhead = add(overhead, **added);
+  }
+  if (settings.additional_overhead_ratio) {
+    // MultiplyMemory: the kB count times (ratio - 1), truncated, added in kB.
+    const std::int64_t total = overhead.value().ok() ? *overhead.value() : 0;
+    const std::int64_t kilo = (total + 999) / 1000;
+    const auto extra =
+        static_cast<std::int64_t>(static_cast<double>(kilo) * (*settings.additional_overhead_ratio - 1.0));
+    overhead = add(overhead, Quantity::from_int(extra * 1000, Quantity::Format::decimal_si));
+  }
+  return overhead;
+}
+
+std::set<std::string> block_claims(const std::vector<const json::Value*>& vmis, const admission::ClusterView& cluster) {
+  std::set<std::string> out;
+  for (const json::Value* vmi : vmis) {
+    const json::Value* namespace_value = json::find_path(*vmi, {"metadata", "namespace"});
+    const std::string_view ns = namespace_value != nullptr && namespace_value->IsString()
+                                    ? json::as_view(*namespace_value)
+                                    : std::string_view();
+    for (const json::Value* volume : volumes_of(*vmi)) {
+      std::string_view claim;
+      if (const json::Value* pvc = json::find_object(*volume, "persistentVolumeClaim"); pvc != nullptr) {
+        claim = json::find_string(*pvc, "claimName");
+      } else if (const json::Value* data_volume = json::find_object(*volume, "dataVolume"); data_volume != nullptr) {
+        claim = json::find_string(*data_volume, "name");
+      }
+      const json::Value* found =
+          claim.empty() ? nullptr : cluster.find(admission::ObjectKind::persistent_volume_claim, ns, claim);
+      const json::Value* mode = found == nullptr ? nullptr : json::find_path(*found, {"spec", "volumeMode"});
+      if (mode != nullptr && mode->IsString() && json::as_view(*mode) == "Block") {
+        out.insert(std::string(ns) + "/" + std::string(claim));
+      }
+    }
+  }
+  return out;
+}
+
+std::string launcher_pod_name(const json::Value& vmi) {
+  const json::Value* metadata = json::find_object(vmi, "metadata");
+  const std::string_view name = metadata == nullptr ? std::string_view() : json::find_string(*metadata, "name");
+  const std::string_view uid = metadata == nullptr ? std::string_view() : json::find_string(*metadata, "uid");
+  std::string suffix;
+  for (char c : uid) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0 && suffix.size() < 5) {
+      suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return "virt-launcher-" + std::string(name) + "-" + suffix;
+}
+
+Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& settings) {
+  const json::Value* metadata = json::find_object(vmi, "metadata");
+  const json::Value* spec = json::find_object(vmi, "spec");
+  if (metadata == nullptr || spec == nullptr) {
+    return Error{"the VirtualMachineInstance has no metadata or spec"};
+  }
+  const std::string name(json::find_string(*metadata, "name"));
+  const std::string namespace_name(json::find_string(*metadata, "namespace"));
+  const std::string uid(json::find_string(*metadata, "uid"));
+  for (const auto& [field, value] :
+       {std::pair{"metadata.name", &name}, std::pair{"metadata.namespace", &namespace_name},
+        std::pair{"metadata.uid", &uid}}) {
+    if (value->empty()) {
+      return Error{std::string(field) + ": required to render the launcher pod"};
+    }
+  }
+  Result<Quantity> overhead = memory_overhead(vmi, settings);
+  if (!overhead) {
+    return overhead.error();
+  }
+  Result<Resources> resources = render_resources(vmi, settings, *overhead);
+  if (!resources) {
+    return resources.error();
+  }
+
+  json::Document pod(rapidjson::kObjectType);
+  auto& a = pod.GetAllocator();
+  json::set_string(pod, "apiVersion", "v1", a);
+  json::set_string(pod, "kind", "Pod", a);
+  json::Value& meta = json::ensure_object(pod, "metadata", a);
+  json::set_string(meta, "name", launcher_pod_name(vmi), a);
+  json::set_string(meta, "namespace", namespace_name, a);
+
+  // podLabels: the VMI's labels, then KubeVirt's.
+  std::string hostname(json::find_string(*spec, "hostname"));
+  if (hostname.empty()) {
+    hostname = name;
+  }
+  if (hostname.size() > 63) {
+    hostname.resize(63);
+  }
+  json::Value labels(rapidjson::kObjectType);
+  if (const json::Value* own = json::find_object(*metadata, "labels"); own != nullptr) {
+    labels = json::copy(*own, a);
+  }
+  json::set_string(labels, app_label, "virt-launcher", a);
+  json::set_string(labels, created_by_label, uid, a);
+  json::set_string(labels, vm_name_label, hostname, a);
+  json::set_string(labels, vmi_id_label, vmi_id(name), a);
+  json::set(meta, "labels", std::move(labels), a);
+  // filterVMIAnnotationsForPod keeps none of KubeVirt's own; the domain name tells a person whose pod it is.
+  json::Value annotations(rapidjson::kObjectType);
+  json::set_string(annotations, "kubevirt.io/domain", name, a);
+  json::set(meta, "annotations", std::move(annotations), a);
+
+  json::Value owner(rapidjson::kObjectType);
+  json::set_string(owner, "apiVersion", "kubevirt.io/v1", a);
+  json::set_string(owner, "kind", "VirtualMachineInstance", a);
+  json::set_string(owner, "name", name, a);
+  json::set_string(owner, "uid", uid, a);
+  json::set(owner, "controller", json::Value(true), a);
+  json::set(owner, "blockOwnerDeletion", json::Value(true), a);
+  json::Value owners(rapidjson::kArrayType);
+  owners.PushBack(owner, a);
+  json::set(meta, "ownerReferences", std::move(owners), a);
+
+  json::Value& pod_spec = json::ensure_object(pod, "spec", a);
+  json::set_string(pod_spec, "hostname", hostname, a);
+  if (const std::string_view subdomain = json::find_string(*spec, "subdomain"); !subdomain.empty()) {
+    json::set_string(pod_spec, "subdomain", subdomain, a);
+  }
+  const std::int64_t grace = int_member(spec, "terminationGracePeriodSeconds", 30);
+  json::set(pod_spec, "terminationGracePeriodSeconds",
+            json::Value(static_cast<std::int64_t>(grace + 2 * grace_padding_seconds)), a);
+  json::set_string(pod_spec, "restartPolicy", "Never", a);
+  json::set(pod_spec, "enableServiceLinks", json::Value(false), a);
+  json::set(pod_spec, "automountServiceAccountToken", json::Value(true), a);  // the launcher reports to the API
+
+  json::Value selectors(rapidjson::kObjectType);
+  for (const auto& [key, value] : node_selectors(vmi, settings)) {
+    json::set_string(selectors, key, value, a);
+  }
+  json::set(pod_spec, "nodeSelector", std::move(selectors), a);
+  for (const char* field : {"tolerations", "topologySpreadConstraints", "dnsConfig"}) {
+    if (const json::Value* value = json::find(*spec, field); value != nullptr && !value->IsNull()) {
+      json::set(pod_spec, field, json::copy(*value, a), a);
+    }
+  }
+  for (const char* field : {"dnsPolicy", "schedulerName", "priorityClassName"}) {
+    if (const std::string_view value = json::find_string(*spec, field); !value.empty()) {
+      json::set_string(pod_spec, field, value, a);
+    }
+  }
+  // The VMI's service account, else the launcher's (it reads and patches its VMI), else the
+  // namespace's default, as KubeVirt.
+  if (const std::string_view account = json::find_string(*spec, "serviceAccountName"); !account.empty()) {
+    json::set_string(pod_spec, "serviceAccountName", account, a);
+  } else if (!settings.service_account.empty()) {
+    json::set_string(pod_spec, "serviceAccountName", settings.service_account, a);
+  }
+  render_affinity(vmi, pod_spec, a);
+
+  // The compute container.
+  json::Value container(rapidjson::kObjectType);
+  json::set_string(container, "name", "compute", a);
+  json::set_string(container, "image", settings.image, a);
+  json::Value command(rapidjson::kArrayType);
+  const std::string vmi_key = namespace_name + "/";
+  for (const std::string& word : {settings.launcher_binary, std::string("--vmi-name"), vmi_key + name}) {
+    command.PushBack(json::make_string(word, a), a);
+  }
+  json::set(container, "command", std::move(command), a);
+  json::Value resource_requirements(rapidjson::kObjectType);
+  json::set(resource_requirements, "requests", resource_object(resources->requests, a), a);
+  json::set(resource_requirements, "limits", resource_object(resources->limits, a), a);
+  json::set(container, "resources", std::move(resource_requirements), a);
+
+  json::Value volumes(rapidjson::kArrayType);
+  json::Value mounts(rapidjson::kArrayType);
+  json::Value devices(rapidjson::kArrayType);
+  const auto mount = [&a](json::Value& list, std::string_view volume, const std::string& path, bool read_only,
+                          std::string_view field = "mountPath") {
+    json::Value entry(rapidjson::kObjectType);
+    json::set_string(entry, "name", volume, a);
+    json::set_string(entry, field, path, a);
+    if (read_only) {
+      json::set(entry, "readOnly", json::Value(true), a);
+    }
+    list.PushBack(entry, a);
+  };
+  std::size_t index = 0;
+  for (const json::Value* volume : volumes_of(vmi)) {
+    const std::string volume_name(json::find_string(*volume, "name"));
+    std::string claim;
+    bool claim_read_only = false;
+    if (const json::Value* pvc = json::find_object(*volume, "persistentVolumeClaim"); pvc != nullptr) {
+      claim = json::find_string(*pvc, "claimName");
+      claim_read_only = bool_member(pvc, "readOnly", false);
+    } else if (const json::Value* data_volume = json::find_object(*volume, "dataVolume"); data_volume != nullptr) {
+      claim = json::find_string(*data_volume, "name");  // CDI names the PVC after the DataVolume
+    }
+    if (!claim.empty()) {
+      json::Value entry(rapidjson::kObjectType);
+      json::set_string(entry, "name", volume_name, a);
+      json::Value source(rapidjson::kObjectType);
+      json::set_string(source, "claimName", claim, a);
+      if (claim_read_only) {
+        json::set(source, "readOnly", json::Value(true), a);
+      }
+      json::set(entry, "persistentVolumeClaim", std::move(source), a);
+      volumes.PushBack(entry, a);
+      if (settings.block_claims.count(vmi_key + claim) != 0) {
+        mount(devices, volume_name, std::string(block_device_dir) + "/" + volume_name, false, "devicePath");
+      } else {
+        mount(mounts, volume_name, std::string(pvc_dir) + "/" + volume_name, claim_read_only);
+      }
+    } else if (const json::Value* disk = json::find_object(*volume, "containerDisk"); disk != nullptr) {
+      // withImageVolumes: the image as a pod image volume, mounted read-only at disk_<index>.
+      json::Value entry(rapidjson::kObjectType);
+      json::set_string(entry, "name", volume_name, a);
+      json::Value source(rapidjson::kObjectType);
+      json::set_string(source, "reference", json::find_string(*disk, "image"), a);
+      if (const std::string_view policy = json::find_string(*disk, "imagePullPolicy"); !policy.empty()) {
+        json::set_string(source, "pullPolicy", policy, a);
+      }
+      json::set(entry, "image", std::move(source), a);
+      volumes.PushBack(entry, a);
+      mount(mounts, volume_name, std::string(image_volume_dir) + "/disk_" + std::to_string(index), true);
+    }
+    ++index;
+  }
+  if (const json::Value* hugepages = json::find_path(vmi, {"spec", "domain", "memory", "hugepages"});
+      hugepages != nullptr) {
+    // withHugepages: two emptyDirs on hugetlbfs, /dev/hugepages and libvirt's directory below it.
+    for (const auto& [volume_name, path] : {std::pair<std::string, std::string>{"hugepages", hugepages_dir},
+                                            {"hugetblfs-dir", std::string(hugepages_dir) + "/libvirt/qemu"}}) {
+      json::Value entry(rapidjson::kObjectType);
+      json::set_string(entry, "name", volume_name, a);
+      json::Value empty_dir(rapidjson::kObjectType);
+      json::set_string(empty_dir, "medium", "HugePages", a);
+      json::set(entry, "emptyDir", std::move(empty_dir), a);
+      volumes.PushBack(entry, a);
+      mount(mounts, volume_name, path, false);
+    }
+  }
+  if (!mounts.Empty()) {
+    json::set(container, "volumeMounts", std::move(mounts), a);
+  }
+  if (!devices.Empty()) {
+    json::set(container, "volumeDevices", std::move(devices), a);
+  }
+  json::Value containers(rapidjson::kArrayType);
+  containers.PushBack(container, a);
+  json::set(pod_spec, "containers", std::move(containers), a);
+  if (!volumes.Empty()) {
+    json::set(pod_spec, "volumes", std::move(volumes), a);
+  }
+  return pod;
+}
+
+}  // namespace vmgate::controller

@@ -1,0 +1,485 @@
+// The reconcile planner: run strategies, the VMI's pod and phase, the VM's status, and the
+// deletes that leave nothing orphaned. A small simulated API applies each plan's writes (as the
+// executor would, with an apiserver that has no garbage collector, like tools/testenv), so the
+// life of a VM is followed from apply to delete.
+#include "vmgate/server/controller_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "support/json_test_support.hpp"
+#include "vmgate/admission/cluster.hpp"
+#include "vmgate/admission/pipeline.hpp"
+
+namespace vmgate::controller {
+namespace {
+
+using testing::parse;
+using testing::text;
+
+json::Document vm_doc(std::string_view strategy_fields, std::string_view extra_metadata = "") {
+  return parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
+    "metadata":{"name":"vm1","namespace":"ns1","uid":"vm-uid-1","generation":3)" +
+               std::string(extra_metadata) + R"(},
+    "spec":{)" +
+               std::string(strategy_fields) +
+               R"(,"template":{"metadata":{"labels":{"app":"demo"}},
+      "spec":{"domain":{"cpu":{"sockets":1,"cores":1,"threads":1},"memory":{"guest":"128Mi"},
+                        "resources":{"requests":{"memory":"128Mi"}},"devices":{}}}}}})");
+}
+
+// The test's VMI builder: the template with the owner reference and annotations that the
+// admission core's expansion adds (covered with the real pipeline below).
+Result<json::Document> simple_vmi(const json::Value& vm) {
+  json::Document vmi = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
+    "metadata":{"name":"vm1","namespace":"ns1","finalizers":["kubevirt.io/virtualMachineControllerFinalize",
+                "kubevirt.io/foregroundDeleteVirtualMachine"],
+                "ownerReferences":[{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","name":"vm1","controller":true,
+                                    "blockOwnerDeletion":true}]},"spec":{}})");
+  auto& a = vmi.GetAllocator();
+  json::set_string(vmi["metadata"]["ownerReferences"][0], "uid", json::find_string(vm["metadata"], "uid"), a);
+  json::set(vmi, "spec", json::copy(vm["spec"]["template"]["spec"], a), a);
+  return vmi;
+}
+
+// An apiserver without a garbage collector, a scheduler or a kubelet: stores objects, assigns
+// uids, honours finalizers; creates of an existing name fail.
+struct World {
+  std::map<std::string, json::Document> vms;
+  std::map<std::string, json::Document> vmis;
+  std::map<std::string, json::Document> pods;
+  int uids = 0;
+  int conflicts = 0;
+  std::vector<std::string> log;
+
+  std::map<std::string, json::Document>& store(const std::string& kind) {
+    return kind == "VirtualMachine" ? vms : kind == "VirtualMachineInstance" ? vmis : pods;
+  }
+
+  void put(const std::string& kind, json::Document object) {
+    store(kind)[std::string(json::find_string(object["metadata"], "namespace")) + "/" +
+                std::string(json::find_string(object["metadata"], "name"))] = std::move(object);
+  }
+
+  void request_delete(std::map<std::string, json::Document>& objects, const std::string& key) {
+    auto found = objects.find(key);
+    if (found == objects.end()) {
+      return;
+    }
+    const json::Value* finalizers = json::find_path(found->second, {"metadata", "finalizers"});
+    if (finalizers != nullptr && finalizers->IsArray() && !finalizers->Empty()) {
+      json::set_string(found->second["metadata"], "deletionTimestamp", "2026-01-01T00:00:00Z",
+                       found->second.GetAllocator());
+    } else {
+      objects.erase(found);
+    }
+  }
+
+  State state() const {
+    State out;
+    out.now = "2026-01-01T00:00:00Z";
+    for (const auto& [key, vm] : vms) {
+      out.vms.push_back(&vm);
+    }
+    for (const auto& [key, vmi] : vmis) {
+      out.vmis.push_back(&vmi);
+    }
+    for (const auto& [key, pod] : pods) {
+      out.pods.push_back(&pod);
+    }
+    return out;
+  }
+
+  static void merge(json::Value& target, const json::Value& patch, json::Allocator& a) {
+    for (const auto& member : patch.GetObject()) {
+      const std::string_view key(member.name.GetString(), member.name.GetStringLength());
+      if (member.value.IsObject() && json::find(target, key) != nullptr && json::find(target, key)->IsObject()) {
+        merge(*json::find(target, key), member.value, a);
+      } else {
+        json::set(target, key, json::copy(member.value, a), a);
+      }
+    }
+  }
+
+  // Applies the plan's actions; returns how many there were.
+  std::size_t step(const PlanSettings& settings) {
+    State current = state();
+    std::vector<Action> actions = plan(current, settings);
+    for (Action& action : actions) {
+      log.push_back(std::string(to_string(action.kind)) + " " + action.name);
+      auto& objects = store(action.kind_name);
+      const std::string key = action.namespace_name + "/" + action.name;
+      switch (action.kind) {
+        case ActionKind::create_vmi:
+        case ActionKind::create_pod: {
+          const std::string name(json::find_string(action.body["metadata"], "name"));
+          const std::string ns(json::find_string(action.body["metadata"], "namespace"));
+          if (objects.count(ns + "/" + name) != 0) {
+            ++conflicts;
+            break;
+          }
+          json::set_string(action.body["metadata"], "uid", "uid-" + std::to_string(++uids), action.body.GetAllocator());
+          objects[ns + "/" + name] = std::move(action.body);
+          break;
+        }
+        case ActionKind::delete_vmi:
+        case ActionKind::delete_pod:
+          request_delete(objects, key);
+          break;
+        case ActionKind::patch_vmi:
+        case ActionKind::patch_vm_status: {
+          auto found = objects.find(key);
+          if (found != objects.end()) {
+            if (action.kind == ActionKind::patch_vm_status) {
+              json::erase(found->second, "status");
+            }
+            merge(found->second, action.body, found->second.GetAllocator());
+          }
+          break;
+        }
+        case ActionKind::remove_finalizer: {
+          auto found = objects.find(key);
+          if (found != objects.end()) {
+            json::set(found->second["metadata"], "finalizers",
+                      json::copy(action.body[1]["value"], found->second.GetAllocator()), found->second.GetAllocator());
+            if (found->second["metadata"]["finalizers"].Empty() &&
+                json::has(found->second["metadata"], "deletionTimestamp")) {
+              objects.erase(found);
+            }
+          }
+          break;
+        }
+      }
+    }
+    return actions.size();
+  }
+
+  void settle(const PlanSettings& settings) {
+    for (int i = 0; i < 20 && step(settings) != 0; ++i) {
+    }
+  }
+
+  void set_vmi_phase(const std::string& phase, bool ready) {
+    json::Document& vmi = vmis.begin()->second;
+    auto& a = vmi.GetAllocator();
+    json::Value& status = json::ensure_object(vmi, "status", a);
+    json::set_string(status, "phase", phase, a);
+    json::Value conditions(rapidjson::kArrayType);
+    json::Value condition(rapidjson::kObjectType);
+    json::set_string(condition, "type", "Ready", a);
+    json::set_string(condition, "status", ready ? "True" : "False", a);
+    conditions.PushBack(condition, a);
+    json::set(status, "conditions", std::move(conditions), a);
+  }
+  void set_pod_phase(const std::string& phase) {
+    json::Document& pod = pods.begin()->second;
+    json::set_string(json::ensure_object(pod, "status", pod.GetAllocator()), "phase", phase, pod.GetAllocator());
+  }
+  std::string vm_status() const { return text(vms.begin()->second, "/status/printableStatus"); }
+};
+
+PlanSettings settings() {
+  PlanSettings out;
+  out.build_vmi = simple_vmi;
+  return out;
+}
+
+TEST(RunStrategy, FromRunStrategyOrRunning) {
+  EXPECT_EQ(run_strategy(parse(R"({"spec":{"runStrategy":"Once","running":true}})")), "Once");
+  EXPECT_EQ(run_strategy(parse(R"({"spec":{"running":true}})")), "Always");
+  EXPECT_EQ(run_strategy(parse(R"({"spec":{"running":false}})")), "Halted");
+  EXPECT_EQ(run_strategy(parse(R"({"spec":{}})")), "Halted");
+}
+
+TEST(Plan, AlwaysRunsThroughTheWholeLife) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  world.step(settings());
+  ASSERT_EQ(world.vmis.size(), 1U);
+  EXPECT_EQ(world.vm_status(), "Starting");
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/created"), "false");
+  world.settle(settings());
+  // The VMI got its pod and moved to Scheduling; the pod is owned by the VMI.
+  ASSERT_EQ(world.pods.size(), 1U);
+  const json::Document& pod = world.pods.begin()->second;
+  EXPECT_EQ(text(pod, "/metadata/ownerReferences/0/uid"), text(world.vmis.begin()->second, "/metadata/uid"));
+  EXPECT_EQ(text(pod, "/spec/containers/0/command/2"), "ns1/vm1");
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Scheduling");
+  EXPECT_EQ(world.vm_status(), "Starting");
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/created"), "true");
+
+  // No kubelet moves the pod; the launcher reports Running and Ready. The controller never
+  // moves the phase back.
+  world.set_vmi_phase("Running", true);
+  world.settle(settings());
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Running");
+  EXPECT_EQ(world.vm_status(), "Running");
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/ready"), "true");
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/conditions/0/status"), "True");
+
+  // syncGenerationInfo: the VMI was started from generation 3 (the test's builder copies no
+  // annotation: set it as the expansion does).
+  json::Document& started = world.vmis.begin()->second;
+  json::set_string(json::ensure_object(started["metadata"], "annotations", started.GetAllocator()),
+                   "kubevirt.io/vm-generation", "3", started.GetAllocator());
+  world.settle(settings());
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/observedGeneration"), "3");
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/desiredGeneration"), "3");
+
+  // A settled world plans nothing (no status patch loop).
+  EXPECT_EQ(world.step(settings()), 0U);
+
+  // kubectl delete vm (no finalizer on the VM): the VMI goes, its pod first, then its finalizer.
+  world.vms.clear();
+  world.settle(settings());
+  EXPECT_TRUE(world.vmis.empty());
+  EXPECT_TRUE(world.pods.empty());
+  EXPECT_EQ(world.conflicts, 0);
+}
+
+TEST(Plan, AlwaysRestartsAFinishedVmi) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  world.settle(settings());
+  world.set_vmi_phase("Succeeded", false);
+  world.step(settings());  // delete the VMI (finalizer: marked)
+  world.settle(settings());
+  ASSERT_EQ(world.vmis.size(), 1U);  // a new one
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Scheduling");
+  EXPECT_EQ(world.pods.size(), 1U);
+  EXPECT_EQ(text(world.pods.begin()->second, "/metadata/ownerReferences/0/uid"),
+            text(world.vmis.begin()->second, "/metadata/uid"));
+}
+
+TEST(Plan, HaltedStopsAndReportsStopping) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  world.settle(settings());
+  world.set_vmi_phase("Running", true);
+  json::Document& vm = world.vms.begin()->second;
+  json::set_string(vm["spec"], "runStrategy", "Halted", vm.GetAllocator());
+  world.step(settings());
+  // The VMI is marked for deletion (its finalizer holds it) and its pod deleted next.
+  ASSERT_EQ(world.vmis.size(), 1U);
+  EXPECT_NE(text(world.vmis.begin()->second, "/metadata/deletionTimestamp"), "<absent>");
+  world.step(settings());
+  EXPECT_EQ(world.vm_status(), "Stopping");
+  world.settle(settings());
+  EXPECT_TRUE(world.vmis.empty());
+  EXPECT_TRUE(world.pods.empty());
+  EXPECT_EQ(world.vm_status(), "Stopped");
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/conditions/0/reason"), "VMINotExists");
+}
+
+TEST(Plan, OnceRunsOnce) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Once")"));
+  world.settle(settings());
+  world.set_vmi_phase("Succeeded", false);
+  world.settle(settings());
+  ASSERT_EQ(world.vmis.size(), 1U);
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Succeeded");
+  EXPECT_EQ(world.vm_status(), "Stopped");
+}
+
+TEST(Plan, RerunOnFailureRerunsFailuresOnly) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"RerunOnFailure")"));
+  world.settle(settings());
+  world.set_vmi_phase("Failed", false);
+  world.settle(settings());
+  ASSERT_EQ(world.vmis.size(), 1U);
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Scheduling");  // rerun
+  world.set_vmi_phase("Succeeded", false);
+  world.settle(settings());
+  EXPECT_TRUE(world.vmis.empty());
+  EXPECT_EQ(world.vm_status(), "Stopped");
+  world.settle(settings());
+  EXPECT_TRUE(world.vmis.empty());
+}
+
+TEST(Plan, ManualAndHaltedNeverStart) {
+  for (const char* strategy : {R"("runStrategy":"Manual")", R"("running":false)"}) {
+    World world;
+    world.put("VirtualMachine", vm_doc(strategy));
+    world.settle(settings());
+    EXPECT_TRUE(world.vmis.empty()) << strategy;
+    EXPECT_EQ(world.vm_status(), "Stopped") << strategy;
+  }
+}
+
+TEST(Plan, PodPhasesMoveTheVmiForwardOnly) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("running":true)"));
+  world.settle(settings());
+  world.set_pod_phase("Running");
+  world.settle(settings());
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Scheduled");
+  EXPECT_EQ(world.vm_status(), "Starting");
+  world.set_pod_phase("Pending");  // never back
+  world.settle(settings());
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Scheduled");
+  world.set_pod_phase("Failed");
+  world.step(settings());
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Failed");
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/reason"), "PodTerminated");
+}
+
+TEST(Plan, AVanishedPodFailsTheVmiUnlessItIsExpected) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Once")"));
+  world.settle(settings());
+  const std::string pod_key = world.pods.begin()->first;
+  world.pods.clear();
+  State state = world.state();
+  state.expected_pods.insert(pod_key);
+  for (const Action& action : plan(state, settings())) {
+    EXPECT_NE(action.kind, ActionKind::create_pod);
+    EXPECT_NE(action.kind, ActionKind::patch_vmi);
+  }
+  world.step(settings());
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Failed");
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/reason"), "PodDeleted");
+}
+
+TEST(Plan, OrphansAreDeleted) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  world.settle(settings());
+  // A pod whose VMI is gone (say, a VMI deleted by hand without its finalizer).
+  json::Document stray = parse(R"({"metadata":{"name":"virt-launcher-x-abcde","namespace":"ns1","uid":"p9",
+    "labels":{"kubevirt.io":"virt-launcher"},
+    "ownerReferences":[{"kind":"VirtualMachineInstance","name":"x","uid":"gone","controller":true}]}})");
+  world.put("Pod", std::move(stray));
+  // A VMI owned by a VM that no longer exists.
+  json::Document orphan = parse(R"({"metadata":{"name":"old","namespace":"ns1","uid":"v9",
+    "ownerReferences":[{"kind":"VirtualMachine","name":"old","uid":"vm-gone","controller":true}]},"spec":{}})");
+  world.put("VirtualMachineInstance", std::move(orphan));
+  world.settle(settings());
+  EXPECT_EQ(world.pods.count("ns1/virt-launcher-x-abcde"), 0U);
+  EXPECT_EQ(world.vmis.count("ns1/old"), 0U);
+  EXPECT_EQ(world.vmis.count("ns1/vm1"), 1U);
+  EXPECT_EQ(world.pods.size(), 1U);
+}
+
+TEST(Plan, AVmRecreatedUnderTheSameNameWaitsForTheOldVmi) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  world.settle(settings());
+  json::Document replacement = vm_doc(R"("runStrategy":"Always")");
+  json::set_string(replacement["metadata"], "uid", "vm-uid-2", replacement.GetAllocator());
+  world.vms.clear();
+  world.put("VirtualMachine", std::move(replacement));
+  world.settle(settings());
+  ASSERT_EQ(world.vmis.size(), 1U);
+  EXPECT_EQ(text(world.vmis.begin()->second, "/metadata/ownerReferences/0/uid"), "vm-uid-2");
+  ASSERT_EQ(world.pods.size(), 1U);
+  EXPECT_EQ(text(world.pods.begin()->second, "/metadata/ownerReferences/0/uid"),
+            text(world.vmis.begin()->second, "/metadata/uid"));
+}
+
+TEST(Plan, AVmWithAFinalizerIsReleasedOnceItsVmiIsGone) {
+  World world;
+  world.put("VirtualMachine",
+            vm_doc(R"("runStrategy":"Always")", R"(,"finalizers":["kubevirt.io/virtualMachineControllerFinalize"])"));
+  world.settle(settings());
+  world.request_delete(world.vms, "ns1/vm1");
+  world.step(settings());
+  EXPECT_EQ(world.vm_status(), "Terminating");
+  world.settle(settings());
+  EXPECT_TRUE(world.vms.empty());
+  EXPECT_TRUE(world.vmis.empty());
+  EXPECT_TRUE(world.pods.empty());
+}
+
+TEST(Plan, OnlyKubeVirtsFinalizersAreRemovedAndTheListIsTested) {
+  json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"v1",
+    "deletionTimestamp":"2026-01-01T00:00:00Z",
+    "finalizers":["example.com/keep","kubevirt.io/foregroundDeleteVirtualMachine","kubevirt.io/virtualMachineControllerFinalize"]},
+    "spec":{}})");
+  State state;
+  state.vmis.push_back(&vmi);
+  const std::vector<Action> actions = plan(state, settings());
+  ASSERT_EQ(actions.size(), 1U);
+  EXPECT_EQ(actions[0].kind, ActionKind::remove_finalizer);
+  EXPECT_TRUE(testing::json_equals(actions[0].body, R"([
+    {"op":"test","path":"/metadata/finalizers","value":["example.com/keep","kubevirt.io/foregroundDeleteVirtualMachine",
+                                                        "kubevirt.io/virtualMachineControllerFinalize"]},
+    {"op":"replace","path":"/metadata/finalizers","value":["example.com/keep"]}])"));
+}
+
+TEST(Plan, AVmiTheBuilderRefusesIsNotedAndNotCreated) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  PlanSettings refusing;
+  refusing.build_vmi = [](const json::Value&) -> Result<json::Document> {
+    return Error{"instancetype u1.medium not found"};
+  };
+  std::vector<std::string> notes;
+  const State state = world.state();
+  const std::vector<Action> actions = plan(state, refusing, &notes);
+  for (const Action& action : actions) {
+    EXPECT_NE(action.kind, ActionKind::create_vmi);
+  }
+  ASSERT_EQ(notes.size(), 1U);
+  EXPECT_NE(notes[0].find("instancetype u1.medium not found"), std::string::npos);
+}
+
+TEST(Plan, PausedAndUnsupportedStrategies) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  world.settle(settings());
+  world.set_vmi_phase("Running", true);
+  json::Document& vmi = world.vmis.begin()->second;
+  json::Value paused(rapidjson::kObjectType);
+  json::set_string(paused, "type", "Paused", vmi.GetAllocator());
+  json::set_string(paused, "status", "True", vmi.GetAllocator());
+  vmi["status"]["conditions"].PushBack(paused, vmi.GetAllocator());
+  world.settle(settings());
+  EXPECT_EQ(world.vm_status(), "Paused");
+
+  World other;
+  other.put("VirtualMachine", vm_doc(R"("runStrategy":"WaitAsReceiver")"));
+  std::vector<std::string> notes;
+  const State state = other.state();
+  (void)plan(state, settings(), &notes);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes[0].find("WaitAsReceiver is not supported"), std::string::npos);
+}
+
+// The VMI the controller creates comes from the admission core's expansion: the instancetype
+// and preference applied, VMI defaults, the owner reference, the generation annotation.
+TEST(Plan, TheVmiComesFromTheAdmissionCoresExpansion) {
+  admission::ObjectStore store;
+  ASSERT_TRUE(
+      store
+          .add(parse(R"({"apiVersion":"instancetype.kubevirt.io/v1beta1","kind":"VirtualMachineClusterInstancetype",
+    "metadata":{"name":"small"},"spec":{"cpu":{"guest":2},"memory":{"guest":"256Mi"}}})"))
+          .ok());
+  const admission::Pipeline pipeline;
+  PlanSettings with_pipeline;
+  with_pipeline.build_vmi = [&](const json::Value& vm) {
+    return pipeline.expand(vm, json::find_string(vm["metadata"], "namespace"), "2026-01-01T00:00:00Z", store);
+  };
+  json::Document vm = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
+    "metadata":{"name":"vm1","namespace":"ns1","uid":"vm-uid-1","generation":4},
+    "spec":{"runStrategy":"Always","instancetype":{"kind":"VirtualMachineClusterInstancetype","name":"small"},
+            "template":{"spec":{"domain":{"devices":{}}}}}})");
+  State state;
+  state.vms.push_back(&vm);
+  const std::vector<Action> actions = plan(state, with_pipeline);
+  ASSERT_FALSE(actions.empty());
+  ASSERT_EQ(actions[0].kind, ActionKind::create_vmi);
+  const json::Document& vmi = actions[0].body;
+  EXPECT_EQ(text(vmi, "/metadata/name"), "vm1");
+  EXPECT_EQ(text(vmi, "/metadata/annotations/kubevirt.io~1vm-generation"), "4");
+  EXPECT_EQ(text(vmi, "/metadata/annotations/kubevirt.io~1cluster-instancetype-name"), "small");
+  EXPECT_EQ(text(vmi, "/metadata/ownerReferences/0/uid"), "vm-uid-1");
+  EXPECT_EQ(text(vmi, "/metadata/ownerReferences/0/controller"), "true");
+  EXPECT_EQ(text(vmi, "/spec/domain/cpu/sockets"), "2");
+  EXPECT_EQ(text(vmi, "/spec/domain/memory/guest"), "256Mi");
+}
+
+}  // namespace
+}  // namespace vmgate::controller

@@ -1,0 +1,300 @@
+// The launcher pod against KubeVirt's template rules, field by field, with the figures worked
+// out by hand from pkg/virt-controller/services (template.go, renderresources.go,
+// nodeselectorrenderer.go, rendervolumes.go) and pkg/hypervisor/kvm GetMemoryOverhead.
+#include "vmgate/server/controller_pod.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/json_test_support.hpp"
+#include "vmgate/admission/cluster.hpp"
+
+namespace vmgate::controller {
+namespace {
+
+using testing::parse;
+using testing::text;
+
+constexpr std::int64_t mi = std::int64_t{1} << 20U;
+
+std::int64_t overhead_bytes(std::string_view vmi_text, PodSettings settings = {}) {
+  const json::Document vmi = parse(vmi_text);
+  Result<admission::Quantity> overhead = memory_overhead(vmi, settings);
+  EXPECT_TRUE(overhead.ok()) << (overhead.ok() ? "" : overhead.error().message);
+  return overhead.ok() ? *overhead->value() : -1;
+}
+
+// KubeVirt's own unit test (hypervisorbackend_test.go): 1Gi requested, nothing else: 2Mi of page
+// tables + 240Mi of processes + 8Mi IO thread + 32Mi video + 8Mi for the one vCPU.
+TEST(MemoryOverhead, BaseCaseMatchesKubeVirtsTest) {
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{"resources":{"requests":{"memory":"1Gi"}}}}})"), 290 * mi);
+}
+
+TEST(MemoryOverhead, CountsVcpusFromTopologyThenLimitsThenRequests) {
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{"cpu":{"sockets":2,"cores":2,"threads":2},
+                                "resources":{"requests":{"memory":"1Gi"}}}}})"),
+            (290 + 7 * 8) * mi);
+  EXPECT_EQ(overhead_bytes(
+                R"({"spec":{"domain":{"resources":{"requests":{"memory":"1Gi","cpu":"3"},"limits":{"cpu":"5"}}}}})"),
+            (290 + 4 * 8) * mi);
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{"resources":{"requests":{"memory":"1Gi","cpu":"3"}}}}})"),
+            (290 + 2 * 8) * mi);
+}
+
+TEST(MemoryOverhead, AddsEachDeviceAndFeature) {
+  const std::string base = R"("resources":{"requests":{"memory":"1Gi"}})";
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{)" + base + R"(,"devices":{"autoattachGraphicsDevice":false}}}})"),
+            258 * mi);
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"architecture":"arm64","domain":{)" + base + "}}}"), (290 + 128) * mi);
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{)" + base + R"(,"devices":{"hostDevices":[{"name":"a"}]}}}})"),
+            (290 + 1024) * mi);
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{)" + base + R"(},"volumes":[{"name":"m","downwardMetrics":{}}]}})"),
+            (290 + 1) * mi);
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{)" + base + R"(},"livenessProbe":{"exec":{"command":["true"]}},
+                                "readinessProbe":{"exec":{"command":["true"]}}}})"),
+            (290 + 120) * mi);
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{)" + base + R"(,"launchSecurity":{"sev":{}}}}})"), (290 + 256) * mi);
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{)" + base + R"(,"devices":{"tpm":{}}}}})"), (290 + 53) * mi);
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{)" + base + R"(,"devices":{"tpm":{"enabled":false}}}}})"), 290 * mi);
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{)" + base + R"(,"cpu":{"dedicatedCpuPlacement":true}}}})"),
+            (290 + 100) * mi);
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{"resources":{"requests":{"memory":"1Gi","cpu":"1"},
+                                "limits":{"memory":"1Gi","cpu":"1"}}}}})"),
+            (290 + 100) * mi);
+  EXPECT_EQ(
+      overhead_bytes(R"({"spec":{"domain":{)" + base + R"(,"memory":{"reservedOverhead":{"addedOverhead":"10Mi"}}}}})"),
+      (290 + 10) * mi);
+}
+
+TEST(MemoryOverhead, AdditionalRatioMultipliesTheTotal) {
+  PodSettings settings;
+  settings.additional_overhead_ratio = 2.0;
+  const std::int64_t once = 290 * mi;
+  // MultiplyMemory adds (kB count) x (ratio - 1) in kB.
+  EXPECT_EQ(overhead_bytes(R"({"spec":{"domain":{"resources":{"requests":{"memory":"1Gi"}}}}})", settings),
+            once + (once + 999) / 1000 * 1000);
+}
+
+TEST(MemoryOverhead, AnUnparsableQuantityNamesTheField) {
+  const json::Document vmi = parse(R"({"spec":{"domain":{"resources":{"requests":{"memory":"lots"}}}}})");
+  Result<admission::Quantity> overhead = memory_overhead(vmi, {});
+  ASSERT_FALSE(overhead.ok());
+  EXPECT_NE(overhead.error().message.find("spec.domain.resources.requests.memory 'lots'"), std::string::npos)
+      << overhead.error().message;
+}
+
+// A VMI as the admission core expands a VM with an instancetype (2 Gi of 2 Mi hugepages, a
+// Haswell with required and forbidden features) and a preference.
+constexpr std::string_view hugepages_vmi = R"({
+  "apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
+  "metadata":{"name":"vm1","namespace":"ns1","uid":"6a1b2c3d-0000-4000-8000-000000000001",
+              "labels":{"app":"demo"}},
+  "spec":{
+    "terminationGracePeriodSeconds":60,
+    "nodeSelector":{"disktype":"ssd"},
+    "tolerations":[{"key":"dedicated","operator":"Equal","value":"vms","effect":"NoSchedule"}],
+    "affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+      {"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]}}},
+    "domain":{
+      "cpu":{"sockets":2,"cores":1,"threads":1,"model":"Haswell",
+             "features":[{"name":"vmx","policy":"require"},{"name":"pcid"},{"name":"svm","policy":"forbid"},
+                         {"name":"x2apic","policy":"optional"}]},
+      "memory":{"guest":"2Gi","hugepages":{"pageSize":"2Mi"}},
+      "machine":{"type":"q35"},
+      "resources":{"requests":{"memory":"2Gi"}},
+      "devices":{"interfaces":[{"name":"default","masquerade":{}}]}},
+    "networks":[{"name":"default","pod":{}}],
+    "volumes":[{"name":"rootdisk","containerDisk":{"image":"quay.io/containerdisks/fedora:40","imagePullPolicy":"IfNotPresent"}},
+               {"name":"data","persistentVolumeClaim":{"claimName":"data-pvc"}},
+               {"name":"raw","persistentVolumeClaim":{"claimName":"raw-pvc"}},
+               {"name":"cloudinit","cloudInitNoCloud":{"userData":"#cloud-config"}}]}})";
+
+TEST(LauncherPod, MetadataCommandAndOwner) {
+  const json::Document vmi = parse(hugepages_vmi);
+  PodSettings settings;
+  settings.image = "registry.example/vmgate-launcher:1";
+  Result<json::Document> pod = launcher_pod(vmi, settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_EQ(text(*pod, "/metadata/name"), "virt-launcher-vm1-6a1b2");
+  EXPECT_EQ(text(*pod, "/metadata/namespace"), "ns1");
+  EXPECT_TRUE(testing::json_equals(json::find_path(*pod, {"metadata", "labels"}),
+                                   R"({"app":"demo","kubevirt.io":"virt-launcher",
+                                       "kubevirt.io/created-by":"6a1b2c3d-0000-4000-8000-000000000001",
+                                       "vm.kubevirt.io/name":"vm1","vmi.kubevirt.io/id":"vm1"})"));
+  EXPECT_TRUE(testing::json_equals(json::find_path(*pod, {"metadata", "ownerReferences"}),
+                                   R"([{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance","name":"vm1",
+                                        "uid":"6a1b2c3d-0000-4000-8000-000000000001","controller":true,
+                                        "blockOwnerDeletion":true}])"));
+  EXPECT_EQ(text(*pod, "/spec/restartPolicy"), "Never");
+  EXPECT_EQ(text(*pod, "/spec/terminationGracePeriodSeconds"), "90");  // 60 + 2 x 15 padding
+  EXPECT_EQ(text(*pod, "/spec/hostname"), "vm1");
+  EXPECT_EQ(text(*pod, "/spec/containers/0/name"), "compute");
+  EXPECT_EQ(text(*pod, "/spec/containers/0/image"), "registry.example/vmgate-launcher:1");
+  EXPECT_EQ(text(*pod, "/spec/containers/0/command"), R"(["vmgate-launcher","--vmi-name","ns1/vm1"])");
+  EXPECT_EQ(text(*pod, "/spec/tolerations"),
+            R"([{"key":"dedicated","operator":"Equal","value":"vms","effect":"NoSchedule"}])");
+}
+
+TEST(LauncherPod, ServiceAccountFromTheVmiElseTheLaunchers) {
+  json::Document vmi = parse(hugepages_vmi);
+  EXPECT_EQ(text(*launcher_pod(vmi, {}), "/spec/serviceAccountName"), "<absent>");
+  PodSettings settings;
+  settings.service_account = "vmgate-launcher";
+  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/serviceAccountName"), "vmgate-launcher");
+  json::set_string(vmi["spec"], "serviceAccountName", "own", vmi.GetAllocator());
+  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/serviceAccountName"), "own");
+}
+
+TEST(LauncherPod, ResourcesWithHugepages) {
+  const json::Document vmi = parse(hugepages_vmi);
+  Result<json::Document> pod = launcher_pod(vmi, {});
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  // Overhead: 2Gi / 512 after rounding to kB (4194304) + 240Mi + 8Mi IO thread + 32Mi video +
+  // 2 x 8Mi vCPUs = 314572800 bytes. WithHugePages: the memory request is only what exceeds the
+  // guest (nothing) plus the overhead; the 2Gi go to hugepages-2Mi. The sum starts from
+  // KubeVirt's zero kilo-scaled (decimal) quantity, so 300Mi prints in decimal form.
+  EXPECT_TRUE(
+      testing::json_equals(json::find_path(*pod, {"spec", "containers"})[0][0]["resources"]["requests"],
+                           R"({"cpu":"200m","ephemeral-storage":"50M","hugepages-2Mi":"2Gi","memory":"314572800"})"));
+  EXPECT_TRUE(testing::json_equals(json::find_path(*pod, {"spec", "containers"})[0][0]["resources"]["limits"],
+                                   R"({"devices.kubevirt.io/kvm":"1","devices.kubevirt.io/tun":"1",
+                                       "devices.kubevirt.io/vhost-net":"1","hugepages-2Mi":"2Gi"})"));
+}
+
+TEST(LauncherPod, ResourcesWithoutHugepagesAddOverheadToTheRequest) {
+  const json::Document vmi = parse(R"({"metadata":{"name":"a","namespace":"b","uid":"u1"},
+    "spec":{"domain":{"cpu":{"sockets":1,"cores":1,"threads":1},"memory":{"guest":"1Gi"},
+                      "resources":{"requests":{"memory":"1Gi"},"limits":{"memory":"2Gi"}},"devices":{}}}})");
+  PodSettings settings;
+  settings.allow_emulation = true;
+  Result<json::Document> pod = launcher_pod(vmi, settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  // 1Gi + 290Mi; the limit 2Gi + 290Mi; no kvm under emulation, no interfaces: no tun.
+  EXPECT_TRUE(testing::json_equals(json::find_path(*pod, {"spec", "containers"})[0][0]["resources"],
+                                   R"({"requests":{"cpu":"100m","ephemeral-storage":"50M","memory":"1314Mi"},
+                                       "limits":{"memory":"2338Mi"}})"));
+}
+
+TEST(LauncherPod, MemoryRequestFromGuestWithOvercommit) {
+  const json::Document vmi = parse(R"({"metadata":{"name":"a","namespace":"b","uid":"u1"},
+    "spec":{"domain":{"memory":{"guest":"1Gi"},"devices":{}}}})");
+  PodSettings settings;
+  settings.memory_overcommit = 200;
+  Result<json::Document> pod = launcher_pod(vmi, settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  // Half the guest (overcommit 200 %) + the overhead of a VMI requesting nothing (0 page tables):
+  // 512Mi + 288Mi.
+  EXPECT_EQ(text(*pod, "/spec/containers/0/resources/requests/memory"), "800Mi");
+}
+
+TEST(LauncherPod, DedicatedCpusAreWholeAndGuaranteed) {
+  const json::Document vmi = parse(R"({"metadata":{"name":"a","namespace":"b","uid":"u1"},
+    "spec":{"domain":{"cpu":{"sockets":1,"cores":2,"threads":1,"dedicatedCpuPlacement":true,"isolateEmulatorThread":true},
+                      "resources":{"requests":{"memory":"1Gi"}},"devices":{}}}})");
+  Result<json::Document> pod = launcher_pod(vmi, {});
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_EQ(text(*pod, "/spec/containers/0/resources/requests/cpu"), "3");
+  EXPECT_EQ(text(*pod, "/spec/containers/0/resources/limits/cpu"), "3");
+  EXPECT_EQ(text(*pod, "/spec/nodeSelector/kubevirt.io~1cpumanager"), "true");
+}
+
+TEST(LauncherPod, NodeSelectorsForModelFeaturesMachineAndTheVmis) {
+  const json::Document vmi = parse(hugepages_vmi);
+  PodSettings settings;
+  settings.node_selectors = {{"cluster-wide", "yes"}};
+  Result<json::Document> pod = launcher_pod(vmi, settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_TRUE(testing::json_equals(json::find_path(*pod, {"spec", "nodeSelector"}),
+                                   R"({"kubevirt.io/schedulable":"true","cluster-wide":"yes","disktype":"ssd",
+                                       "cpu-model.node.kubevirt.io/Haswell":"true",
+                                       "cpu-feature.node.kubevirt.io/vmx":"true",
+                                       "cpu-feature.node.kubevirt.io/pcid":"true",
+                                       "machine-type.node.kubevirt.io/q35":"true"})"));
+  // The forbidden feature joins every required term of the VMI's own affinity.
+  EXPECT_TRUE(
+      testing::json_equals(json::find_path(*pod, {"spec", "affinity"}),
+                           R"({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+           {"matchExpressions":[{"key":"zone","operator":"In","values":["a"]},
+                                {"key":"cpu-feature.node.kubevirt.io/svm","operator":"DoesNotExist"}]}]}}})"));
+}
+
+TEST(LauncherPod, HostModelGetsNoModelLabelButAvoidsObsoleteHosts) {
+  const json::Document vmi = parse(R"({"metadata":{"name":"a","namespace":"b","uid":"u1"},
+    "spec":{"architecture":"amd64","domain":{"cpu":{"model":"host-model"},"devices":{}}}})");
+  Result<json::Document> pod = launcher_pod(vmi, {});
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_TRUE(testing::json_equals(json::find_path(*pod, {"spec", "nodeSelector"}),
+                                   R"({"kubevirt.io/schedulable":"true","kubernetes.io/arch":"amd64"})"));
+  EXPECT_EQ(text(*pod,
+                 "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/"
+                 "matchExpressions/0/key"),
+            "node-labeller.kubevirt.io/obsolete-host-model");
+}
+
+TEST(LauncherPod, VolumesHugepagesContainerDisksAndClaims) {
+  const json::Document vmi = parse(hugepages_vmi);
+  PodSettings settings;
+  settings.block_claims = {"ns1/raw-pvc"};
+  Result<json::Document> pod = launcher_pod(vmi, settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_TRUE(testing::json_equals(
+      json::find_path(*pod, {"spec", "volumes"}),
+      R"([{"name":"rootdisk","image":{"reference":"quay.io/containerdisks/fedora:40","pullPolicy":"IfNotPresent"}},
+          {"name":"data","persistentVolumeClaim":{"claimName":"data-pvc"}},
+          {"name":"raw","persistentVolumeClaim":{"claimName":"raw-pvc"}},
+          {"name":"hugepages","emptyDir":{"medium":"HugePages"}},
+          {"name":"hugetblfs-dir","emptyDir":{"medium":"HugePages"}}])"));
+  EXPECT_TRUE(
+      testing::json_equals(json::find_path(*pod, {"spec", "containers"})[0][0]["volumeMounts"],
+                           R"([{"name":"rootdisk","mountPath":"/var/run/kubevirt-image-volume/disk_0","readOnly":true},
+          {"name":"data","mountPath":"/var/run/kubevirt-private/vmi-disks/data"},
+          {"name":"hugepages","mountPath":"/dev/hugepages"},
+          {"name":"hugetblfs-dir","mountPath":"/dev/hugepages/libvirt/qemu"}])"));
+  EXPECT_TRUE(testing::json_equals(json::find_path(*pod, {"spec", "containers"})[0][0]["volumeDevices"],
+                                   R"([{"name":"raw","devicePath":"/dev/raw"}])"));
+}
+
+TEST(BlockClaims, FromThePvcsVolumeMode) {
+  admission::ObjectStore store;
+  for (const char* pvc :
+       {R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"raw-pvc","namespace":"ns1"},
+                              "spec":{"volumeMode":"Block"}})",
+        R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data-pvc","namespace":"ns1"},
+                              "spec":{"volumeMode":"Filesystem"}})",
+        R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"dv1","namespace":"ns1"},
+                              "spec":{"volumeMode":"Block"}})",
+        R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"raw-pvc","namespace":"other"},
+                              "spec":{"volumeMode":"Block"}})"}) {
+    ASSERT_TRUE(store.add(parse(pvc)).ok());
+  }
+  const json::Document vmi = parse(hugepages_vmi);
+  const json::Document with_dv = parse(R"({"metadata":{"name":"b","namespace":"ns1"},
+    "spec":{"volumes":[{"name":"d","dataVolume":{"name":"dv1"}},{"name":"m","persistentVolumeClaim":{"claimName":"missing"}}]}})");
+  const json::Document no_metadata =
+      parse(R"({"spec":{"volumes":[{"name":"x","persistentVolumeClaim":{"claimName":"raw-pvc"}}]}})");
+  EXPECT_EQ(block_claims({&vmi, &with_dv, &no_metadata}, store), (std::set<std::string>{"ns1/raw-pvc", "ns1/dv1"}));
+}
+
+TEST(LauncherPod, LongNamesGetKubeVirtsHashedId) {
+  const std::string name(70, 'a');
+  const json::Document vmi =
+      parse(R"({"metadata":{"name":")" + name + R"(","namespace":"b","uid":"u1"},"spec":{"domain":{}}})");
+  Result<json::Document> pod = launcher_pod(vmi, {});
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const std::string id = text(*pod, "/metadata/labels/vmi.kubevirt.io~1id");
+  EXPECT_EQ(id.size(), 63U);
+  EXPECT_EQ(id.substr(0, 55), std::string(54, 'a') + "-");
+  EXPECT_EQ(text(*pod, "/metadata/labels/vm.kubevirt.io~1name"), std::string(63, 'a'));
+}
+
+TEST(LauncherPod, RefusesAVmiWithoutIdentity) {
+  for (const char* vmi_text :
+       {R"({"metadata":{"namespace":"b","uid":"u"},"spec":{}})", R"({"metadata":{"name":"a","uid":"u"},"spec":{}})",
+        R"({"metadata":{"name":"a","namespace":"b"},"spec":{}})", R"({"spec":{}})"}) {
+    const json::Document vmi = parse(vmi_text);
+    Result<json::Document> pod = launcher_pod(vmi, {});
+    EXPECT_FALSE(pod.ok()) << vmi_text;
+  }
+}
+
+}  // namespace
+}  // namespace vmgate::controller
