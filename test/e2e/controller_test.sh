@@ -82,7 +82,7 @@ https_port=$(free_port)
 metrics_port=$(free_port)
 setsid "$vmgate" serve --kubeconfig "$KUBECONFIG" --listen "127.0.0.1:$https_port" --metrics-listen "127.0.0.1:$metrics_port" \
   --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" --cache-sync-timeout 3s --shutdown-delay 0s \
-  --access-log false >"$work/serve.log" 2>&1 &
+  --launcher-service-account vmgate-launcher --access-log false >"$work/serve.log" 2>&1 &
 pids+=($!)
 check "vmgate serve gets ready" wait_until 30 curl -sf "http://127.0.0.1:$metrics_port/readyz" -o /dev/null
 ca_bundle=$(base64 -w0 <"$work/ca.crt")
@@ -116,12 +116,16 @@ EOF
 
 # ---------------------------------------------------------------- identities and RBAC (docs/controller.md)
 # The VMI has no status subresource, and KubeVirt's VMI webhook (vmgate serve too) reverts status
-# changes from anyone but KubeVirt's service accounts: the controller runs as
-# kubevirt/kubevirt-controller and the launcher, here, as kubevirt/kubevirt-handler, each with
-# exactly the rules docs/controller.md lists.
+# changes from anyone but KubeVirt's service accounts and (vmgate serve
+# --launcher-service-account) the launcher's account in the VMI's namespace: the controller runs
+# as kubevirt/kubevirt-controller and the launcher as team-a/vmgate-launcher, as the pod's
+# serviceAccountName says, each with exactly the rules docs/controller.md lists. team-b's
+# vmgate-launcher, bound to the same rules in team-a, is not the launcher of team-a's VMIs.
 kubectl create namespace kubevirt >/dev/null
+kubectl create namespace team-b >/dev/null
 kubectl create serviceaccount kubevirt-controller -n kubevirt >/dev/null
-kubectl create serviceaccount kubevirt-handler -n kubevirt >/dev/null
+kubectl create serviceaccount vmgate-launcher -n team-a >/dev/null
+kubectl create serviceaccount vmgate-launcher -n team-b >/dev/null
 kubectl apply -f - >/dev/null <<'EOF'
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -191,13 +195,14 @@ apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: vmgate-launcher, namespace: team-a}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: vmgate-launcher}
-subjects: [{kind: ServiceAccount, name: kubevirt-handler, namespace: kubevirt}]
+subjects: [{kind: ServiceAccount, name: vmgate-launcher, namespace: team-a},
+           {kind: ServiceAccount, name: vmgate-launcher, namespace: team-b}]
 EOF
 server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$work/apiserver-ca.crt"
-sa_kubeconfig() { # FILE SERVICE-ACCOUNT
+sa_kubeconfig() { # FILE NAMESPACE SERVICE-ACCOUNT
   local token
-  token=$(kubectl create token "$2" -n kubevirt --duration 1h)
+  token=$(kubectl create token "$3" -n "$2" --duration 1h)
   cat >"$1" <<EOF
 apiVersion: v1
 kind: Config
@@ -207,8 +212,9 @@ users: [{name: e2e, user: {token: "$token"}}]
 contexts: [{name: e2e, context: {cluster: e2e, user: e2e}}]
 EOF
 }
-sa_kubeconfig "$work/controller.kubeconfig" kubevirt-controller
-sa_kubeconfig "$work/launcher.kubeconfig" kubevirt-handler
+sa_kubeconfig "$work/controller.kubeconfig" kubevirt kubevirt-controller
+sa_kubeconfig "$work/launcher.kubeconfig" team-a vmgate-launcher
+sa_kubeconfig "$work/stranger.kubeconfig" team-b vmgate-launcher
 check "the launcher's identity may not create pods (least privilege)" \
   test "$(kubectl --kubeconfig "$work/launcher.kubeconfig" auth can-i create pods -n team-a 2>/dev/null)" = no
 
@@ -356,6 +362,14 @@ check "the VM shows printableStatus Running and ready" wait_until 20 bash -c \
   "[[ \$(kubectl get vm guest -n team-a -o jsonpath='{.status.printableStatus} {.status.ready}') == 'Running true' ]]"
 check "the VM status records the generation its VMI was started from" \
   equals "$(jpath vm guest -n team-a -o jsonpath='{.status.observedGeneration}/{.status.desiredGeneration}/{.status.created}')" "1/1/true"
+# The patch answers with the object as stored: the webhook reverted the status change.
+status_patch='{"status":{"phase":"Failed"}}'
+check "a plain user's status patch of the VMI is reverted" \
+  equals "$(kubectl patch vmi guest -n team-a --type merge -p "$status_patch" -o jsonpath='{.status.phase}')" Running
+check "... and so is one by the launcher's account name in another namespace" \
+  equals "$(kubectl --kubeconfig "$work/stranger.kubeconfig" patch vmi guest -n team-a --type merge -p "$status_patch" -o jsonpath='{.status.phase}')" Running
+check "the launcher's account may not change the VMI's spec" \
+  bash -c "kubectl --kubeconfig '$work/launcher.kubeconfig' patch vmi guest -n team-a --type merge -p '{\"spec\":{\"terminationGracePeriodSeconds\":5}}' 2>&1 | grep -q 'update of VMI object is restricted'"
 
 kubectl delete vm guest -n team-a --wait=false >/dev/null
 check "kubectl delete vm: the launcher pod is deleted" wait_until 20 bash -c "[[ -z \$(kubectl get pods -n team-a -l vm.kubevirt.io/name=guest -o name) ]]"

@@ -334,6 +334,43 @@ TEST(AdmissionReviewUserInfo, KubeVirtServiceAccountsAreConfigurable) {
       nullptr);
 }
 
+TEST(AdmissionReviewUserInfo, TheLauncherAccountOfTheVmisNamespaceKeepsItsStatusChange) {
+  // The fixture is a status change of a VMI in namespace team-a.
+  const std::string by_handler = testing::read_file(kFixtures + "vmi-mutate-update-by-kubevirt.request.json");
+  const auto as_user = [&by_handler](const std::string& username) {
+    std::string body = by_handler;
+    const std::string handler = "system:serviceaccount:kubevirt:kubevirt-handler";
+    body.replace(body.find(handler), handler.size(), username);
+    return body;
+  };
+  const auto reverted = [](const std::string& body, const ReviewOptions& options) {
+    return json::find_path(response_of(call(Endpoint::vmi_mutate, body, options)), {"response", "patch"}) != nullptr;
+  };
+  ReviewOptions options;
+  options.launcher_service_account = "vm-launcher";
+  EXPECT_FALSE(reverted(as_user("system:serviceaccount:team-a:vm-launcher"), options));
+  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-b:vm-launcher"), options));
+  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:vm-launcher2"), options));
+  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:default"), options));
+  EXPECT_TRUE(reverted(as_user("team-a:vm-launcher"), options));
+  // The default is the controller's: the namespace's default account.
+  EXPECT_FALSE(reverted(as_user("system:serviceaccount:team-a:default"), ReviewOptions{}));
+  options.launcher_service_account.clear();
+  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:vm-launcher"), options));
+}
+
+TEST(AdmissionReviewUserInfo, LauncherServiceAccountMatchesNamespaceAndNameExactly) {
+  EXPECT_TRUE(is_launcher_service_account("system:serviceaccount:ns:sa", "ns", "sa"));
+  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:ns:sa", "ns2", "sa"));
+  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:ns2:sa", "ns", "sa"));
+  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:ns:xsa", "ns", "sa"));
+  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:nsx:sa", "ns", "sa"));
+  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:n:s:sa", "n", "sa"));
+  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount::sa", "", "sa"));
+  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:ns:", "ns", ""));
+  EXPECT_FALSE(is_launcher_service_account("", "ns", "sa"));
+}
+
 TEST(AdmissionReviewResponse, VmiCreateAsksTheClockOnly) {
   int asked = 0;
   ReviewOptions options;

@@ -108,8 +108,9 @@ Options:
   --console-log FILE    serial console log file
   --kernel-boot-dir DIR where firmware.kernelBoot kernelPath/initrdPath are resolved
   --pod-root DIR        the pod's directories below DIR instead of / (containerDisk images
-                        DIR/var/run/kubevirt/container-disks/disk_<i>.img, overlays, emptyDisks,
-                        the cloud-init ISO, PVC disk.img files); for running outside a pod
+                        DIR/var/run/kubevirt-image-volume/disk_<i>/disk/*, overlays,
+                        emptyDisks, the cloud-init ISO, PVC disk.img files); for running
+                        outside a pod
   --ovmf-code FILE, --ovmf-vars FILE, --ovmf-secboot-code FILE, --ovmf-secboot-vars FILE
                         OVMF firmware files (defaults: Debian 12's /usr/share/OVMF/*_4M*)
   --connect URI         libvirt URI (default qemu:///embed?root=ROOT)

@@ -61,8 +61,8 @@ std::string pvc_block_device(const PodLayout& layout, std::string_view volume) {
   return layout.block_device_dir + "/" + std::string(volume);
 }
 
-std::string container_disk_image(const PodLayout& layout, std::size_t volume_index) {
-  return layout.container_disk_dir + "/disk_" + std::to_string(volume_index) + ".img";
+std::string container_disk_volume(const PodLayout& layout, std::size_t volume_index) {
+  return kube::pod_paths::container_disk_volume(layout.container_disk_dir, volume_index);
 }
 
 std::string container_disk_overlay(const PodLayout& layout, std::string_view volume) {

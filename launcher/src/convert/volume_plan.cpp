@@ -187,7 +187,7 @@ Result<VolumePlan> plan_volumes(const json::Value& vmi, const PodLayout& layout)
     }
     if (const Value* source = json::find_object(volume, "containerDisk"); source != nullptr) {
       plan.overlays.push_back(
-          {field + ".containerDisk", container_disk_image(layout, i), container_disk_overlay(layout, volume_name)});
+          {field + ".containerDisk", container_disk_volume(layout, i), container_disk_overlay(layout, volume_name)});
     } else if (const Value* empty = json::find_object(volume, "emptyDisk"); empty != nullptr) {
       Result<std::uint64_t> bytes = capacity_bytes(*empty, field + ".emptyDisk", true);
       if (!bytes) {

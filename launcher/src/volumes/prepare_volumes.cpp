@@ -9,6 +9,8 @@
 
 #include "vmgate/launcher/volume_prepare.hpp"
 
+#include "vmgate/kube/pod_paths.hpp"
+
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -66,12 +68,53 @@ Status create_qcow2_once(const std::string& field, const std::string& file, std:
 }
 
 Status create_overlay(const ContainerDiskOverlay& overlay) {
-  Result<std::string> format = probe_image_format(overlay.image);
-  if (!format) {
-    return file_error(overlay.field, overlay.image, format.error().message);
+  Result<std::string> image = container_disk_file(overlay.image_volume);
+  if (!image) {
+    return Error{overlay.field + ": " + image.error().message};
   }
-  return create_qcow2_once(overlay.field, overlay.overlay, {"-b", overlay.image, "-F", *format}, "");
+  Result<std::string> format = probe_image_format(*image);
+  if (!format) {
+    return file_error(overlay.field, *image, format.error().message);
+  }
+  return create_qcow2_once(overlay.field, overlay.overlay, {"-b", *image, "-F", *format}, "");
 }
+
+}  // namespace
+
+Result<std::string> container_disk_file(const std::string& image_volume) {
+  const fs::path dir = fs::path(image_volume) / kube::pod_paths::container_disk_subdir;
+  constexpr std::string_view layout = " (a containerDisk image holds its disk as the one file under disk/)";
+  std::error_code error;
+  if (!fs::exists(dir, error) && !error) {
+    return Error{dir.string() + ": does not exist" + std::string(layout)};
+  }
+  fs::directory_iterator entries(dir, error);
+  if (error) {
+    return Error{dir.string() + ": cannot read the directory: " + error.message() + std::string(layout)};
+  }
+  std::vector<std::string> files;
+  for (const fs::directory_entry& entry : entries) {
+    // is_regular_file follows a symlink, as QEMU does when it opens the backing file.
+    if (entry.is_regular_file(error)) {
+      files.push_back(entry.path().string());
+    }
+  }
+  if (files.size() == 1) {
+    return files.front();
+  }
+  if (files.empty()) {
+    return Error{dir.string() + ": no disk image file in it" + std::string(layout)};
+  }
+  std::sort(files.begin(), files.end());
+  std::string names;
+  for (const std::string& file : files) {
+    names += (names.empty() ? "" : ", ") + fs::path(file).filename().string();
+  }
+  return Error{dir.string() + ": " + std::to_string(files.size()) + " files (" + names + "), which is the disk?" +
+               std::string(layout)};
+}
+
+namespace {
 
 Status create_empty_disk(const EmptyDisk& disk) {
   return create_qcow2_once(disk.field, disk.file, {}, std::to_string(disk.bytes));

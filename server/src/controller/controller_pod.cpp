@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vmgate/admission/quantity_json.hpp"
+#include "vmgate/kube/pod_paths.hpp"
 
 namespace vmgate::controller {
 namespace {
@@ -20,11 +21,9 @@ using admission::Quantity;
 constexpr std::int64_t mebi = std::int64_t{1} << 20U;
 constexpr const char* ephemeral_storage_overhead = "50M";  // template.go ephemeralStorageOverheadSize
 constexpr std::int64_t grace_padding_seconds = 15;         // template.go gracePeriodPaddingSeconds
-// vmgate-launcher's pod layout (launcher/include/vmgate/launcher/pod_layout.hpp, PodLayout's
-// defaults, which follow KubeVirt): where PVCs and block devices are found.
-constexpr const char* pvc_dir = "/var/run/kubevirt-private/vmi-disks";
-constexpr const char* block_device_dir = "/dev";
-constexpr const char* image_volume_dir = "/var/run/kubevirt-image-volume";  // pkg/util VirtImageVolumeDir
+// vmgate-launcher reads the volumes where these mount them (kube/pod_paths.hpp, its PodLayout's
+// defaults, which follow KubeVirt).
+namespace pod_paths = kube::pod_paths;
 constexpr const char* hugepages_dir = "/dev/hugepages";
 
 Quantity mi(std::int64_t count) {
@@ -722,9 +721,9 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       json::set(entry, "persistentVolumeClaim", std::move(source), a);
       volumes.PushBack(entry, a);
       if (settings.block_claims.count(vmi_key + claim) != 0) {
-        mount(devices, volume_name, std::string(block_device_dir) + "/" + volume_name, false, "devicePath");
+        mount(devices, volume_name, std::string(pod_paths::block_device_dir) + "/" + volume_name, false, "devicePath");
       } else {
-        mount(mounts, volume_name, std::string(pvc_dir) + "/" + volume_name, claim_read_only);
+        mount(mounts, volume_name, std::string(pod_paths::pvc_dir) + "/" + volume_name, claim_read_only);
       }
     } else if (const json::Value* disk = json::find_object(*volume, "containerDisk"); disk != nullptr) {
       // withImageVolumes: the image as a pod image volume, mounted read-only at disk_<index>.
@@ -737,7 +736,7 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       }
       json::set(entry, "image", std::move(source), a);
       volumes.PushBack(entry, a);
-      mount(mounts, volume_name, std::string(image_volume_dir) + "/disk_" + std::to_string(index), true);
+      mount(mounts, volume_name, pod_paths::container_disk_volume(pod_paths::image_volume_dir, index), true);
     }
     ++index;
   }

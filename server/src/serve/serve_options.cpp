@@ -26,6 +26,7 @@ enum class Option : std::size_t {
   tls_profile,
   objects,
   kubevirt_namespace,
+  launcher_service_account,
   threads,
   max_connections,
   max_body_memory,
@@ -85,6 +86,13 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                                    .value_name = "NS",
                                    .help = "KubeVirt's namespace; its service accounts count as KubeVirt\n"
                                            "(default kubevirt)."});
+  set(Option::launcher_service_account,
+      {.name = "launcher-service-account",
+       .non_empty = true,
+       .value_name = "NAME",
+       .help = "the launcher pods' service account (as vmgate controller's; default\n"
+               "default): that account in a VMI's own namespace may change the VMI's\n"
+               "status, nothing else; other namespaces' accounts of that name may not."});
   set(Option::threads,
       {.name = "threads", .value_name = "N", .help = "I/O threads (default 0: one per CPU this process may use)."});
   set(Option::max_connections, {.name = "max-connections",
@@ -283,6 +291,9 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
         break;
       case Option::kubevirt_namespace:
         options.kubevirt_namespace = text;
+        break;
+      case Option::launcher_service_account:
+        options.launcher_service_account = text;
         break;
       case Option::threads: {
         const std::optional<unsigned> threads = parse_number<unsigned>(text);

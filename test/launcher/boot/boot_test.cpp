@@ -364,7 +364,7 @@ TEST_F(BootTest, GuestReadsTheCloudInitIso) {
 // (7) a containerDisk: the guest reads the image through the qcow2 overlay and writes into it;
 // the image itself stays unchanged.
 TEST_F(BootTest, ContainerDiskOverlayLeavesTheImageUnchanged) {
-  const fs::path image = work() / "pod/var/run/kubevirt/container-disks/disk_0.img";
+  const fs::path image = work() / "pod/var/run/kubevirt-image-volume/disk_0/disk/disk.img";
   fs::create_directories(image.parent_path());
   std::string content = "VMGATE-CONTAINERDISK-BASE\n";
   content.resize(16 * 1024 * 1024, '\0');
@@ -509,7 +509,7 @@ TEST_F(BootTest, ExampleVmWithHotplugSeesGuestMemoryAndVcpus) {
                  "          autoattachPodInterface: false\n"
                  "          autoattachGraphicsDevice: false\n");
   write_text(work() / "vm.yaml", vm);
-  const fs::path image = work() / "pod/var/run/kubevirt/container-disks/disk_0.img";
+  const fs::path image = work() / "pod/var/run/kubevirt-image-volume/disk_0/disk/disk.img";
   fs::create_directories(image.parent_path());
   write_text(image, std::string(1 << 20, '\0'));
 

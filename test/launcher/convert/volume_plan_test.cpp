@@ -41,7 +41,8 @@ TEST(VolumePlan, ListsWhatEveryVolumeNeeds) {
 
   ASSERT_EQ(plan->overlays.size(), 1U);
   EXPECT_EQ(plan->overlays[0].field, "spec.volumes[0].containerDisk");
-  EXPECT_EQ(plan->overlays[0].image, "/pod/var/run/kubevirt/container-disks/disk_0.img");
+  // The directory vmgate controller mounts the image volume at (controller_pod_test), below /pod.
+  EXPECT_EQ(plan->overlays[0].image_volume, "/pod/var/run/kubevirt-image-volume/disk_0");
   EXPECT_EQ(plan->overlays[0].overlay, "/pod/var/run/kubevirt-ephemeral-disks/disk-data/root/disk.qcow2");
 
   ASSERT_EQ(plan->empty_disks.size(), 1U);

@@ -57,7 +57,7 @@ class LauncherBinary : public ::testing::Test {
   }
 
   void make_container_disk_image() const {
-    const fs::path image = path("pod/var/run/kubevirt/container-disks/disk_0.img");
+    const fs::path image = path("pod/var/run/kubevirt-image-volume/disk_0/disk/disk.img");
     fs::create_directories(image.parent_path());
     write_text(image, std::string(1 << 20, 'x'));
   }
@@ -92,8 +92,9 @@ TEST_F(LauncherBinary, MissingContainerDiskImageExitsOneNamingTheField) {
   LauncherProcess launcher = start();
   EXPECT_EQ(launcher.wait(seconds(30)), 1);
   EXPECT_EQ(file("stderr"), "vmgate-launcher: spec.volumes[0].containerDisk: " +
-                                path("pod/var/run/kubevirt/container-disks/disk_0.img").string() +
-                                ": does not exist\n");
+                                path("pod/var/run/kubevirt-image-volume/disk_0/disk").string() +
+                                ": does not exist (a containerDisk image holds its disk as the one file under "
+                                "disk/)\n");
 }
 
 TEST_F(LauncherBinary, UnreachableLibvirtExitsOneWithOneLine) {

@@ -7,6 +7,7 @@
 
 #include "support/json_test_support.hpp"
 #include "vmgate/admission/cluster.hpp"
+#include "vmgate/kube/pod_paths.hpp"
 
 namespace vmgate::controller {
 namespace {
@@ -251,6 +252,10 @@ TEST(LauncherPod, VolumesHugepagesContainerDisksAndClaims) {
           {"name":"hugetblfs-dir","mountPath":"/dev/hugepages/libvirt/qemu"}])"));
   EXPECT_TRUE(testing::json_equals(json::find_path(*pod, {"spec", "containers"})[0][0]["volumeDevices"],
                                    R"([{"name":"raw","devicePath":"/dev/raw"}])"));
+  // vmgate-launcher's PodLayout reads the containerDisk from the same place (volume_plan_test
+  // asserts its side of this path).
+  EXPECT_EQ(kube::pod_paths::container_disk_volume(kube::pod_paths::image_volume_dir, 0),
+            "/var/run/kubevirt-image-volume/disk_0");
 }
 
 TEST(BlockClaims, FromThePvcsVolumeMode) {

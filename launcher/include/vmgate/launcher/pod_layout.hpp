@@ -9,18 +9,21 @@
 #include <string_view>
 
 #include "vmgate/common/result.hpp"
+#include "vmgate/kube/pod_paths.hpp"
 
 namespace vmgate::launcher {
 
 struct PodLayout {
   /// Filesystem PVC `vol` → `<pvc_dir>/<vol>/disk.img`.
-  std::string pvc_dir = "/var/run/kubevirt-private/vmi-disks";
+  std::string pvc_dir{kube::pod_paths::pvc_dir};
   /// PVC and DataVolume volumes that are block devices → `<block_device_dir>/<vol>` (KubeVirt's
   /// volumeDevices mount); block_volumes() finds them in a pod.
   std::set<std::string> block_pvcs;
-  std::string block_device_dir = "/dev";
-  /// The image of the containerDisk at spec.volumes[i] → `<container_disk_dir>/disk_<i>.img`.
-  std::string container_disk_dir = "/var/run/kubevirt/container-disks";
+  std::string block_device_dir{kube::pod_paths::block_device_dir};
+  /// The containerDisk at spec.volumes[i] → its image volume, the directory
+  /// `<container_disk_dir>/disk_<i>`, whose disk is the one file under `disk/` (the controller
+  /// mounts it there: kube/pod_paths.hpp).
+  std::string container_disk_dir{kube::pod_paths::image_volume_dir};
   /// containerDisk `vol` → writable qcow2 overlay `<ephemeral_dir>/<vol>/disk.qcow2`.
   std::string ephemeral_dir = "/var/run/kubevirt-ephemeral-disks/disk-data";
   /// emptyDisk `vol` → `<empty_disk_dir>/<vol>.qcow2`.
@@ -64,7 +67,9 @@ PodLayout layout_below(std::string_view root);
 
 std::string pvc_disk_file(const PodLayout& layout, std::string_view volume);
 std::string pvc_block_device(const PodLayout& layout, std::string_view volume);
-std::string container_disk_image(const PodLayout& layout, std::size_t volume_index);
+/// The image volume directory of the containerDisk at spec.volumes[volume_index]; the disk file
+/// in it is found when the volumes are prepared (container_disk_file, volume_prepare.hpp).
+std::string container_disk_volume(const PodLayout& layout, std::size_t volume_index);
 std::string container_disk_overlay(const PodLayout& layout, std::string_view volume);
 std::string empty_disk_file(const PodLayout& layout, std::string_view volume);
 std::string no_cloud_iso(const PodLayout& layout, std::string_view vmi_namespace, std::string_view vmi_name);

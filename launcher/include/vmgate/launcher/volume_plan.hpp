@@ -18,8 +18,8 @@ namespace vmgate::launcher {
 
 /// `qemu-img create -f qcow2 -b image -F <probed format> overlay` (container-disk.go).
 struct ContainerDiskOverlay {
-  std::string field;  // "spec.volumes[0].containerDisk", for error messages
-  std::string image;
+  std::string field;         // "spec.volumes[0].containerDisk", for error messages
+  std::string image_volume;  // the image volume's directory; the disk is the one file under disk/
   std::string overlay;
 };
 

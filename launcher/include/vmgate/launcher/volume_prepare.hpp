@@ -21,6 +21,11 @@ namespace vmgate::launcher {
 /// image may have). Errors: the file cannot be read.
 Result<std::string> probe_image_format(const std::string& file);
 
+/// The disk of a containerDisk image volume: the one file under `<image_volume>/disk/`, where
+/// KubeVirt's containerDisk images keep it (any name: disk.img, disk.qcow2, ...). Errors name the
+/// directory: it cannot be read, it holds no file, or several.
+Result<std::string> container_disk_file(const std::string& image_volume);
+
 /// Runs `argv` (argv[0] looked up in PATH) with stdout discarded, and waits at most `timeout`
 /// (then kills it). Errors: not found, killed, or a non-zero exit, with the tool's last line of
 /// stderr.
