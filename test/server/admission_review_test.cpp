@@ -353,10 +353,9 @@ TEST(AdmissionReviewUserInfo, TheLauncherAccountOfTheVmisNamespaceKeepsItsStatus
   EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:vm-launcher2"), options));
   EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:default"), options));
   EXPECT_TRUE(reverted(as_user("team-a:vm-launcher"), options));
-  // The default is the controller's: the namespace's default account.
-  EXPECT_FALSE(reverted(as_user("system:serviceaccount:team-a:default"), ReviewOptions{}));
-  options.launcher_service_account.clear();
-  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:vm-launcher"), options));
+  // By default no launcher is trusted: KubeVirt's rule as is.
+  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:default"), ReviewOptions{}));
+  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:vm-launcher"), ReviewOptions{}));
 }
 
 TEST(AdmissionReviewUserInfo, LauncherServiceAccountMatchesNamespaceAndNameExactly) {

@@ -90,9 +90,9 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
       {.name = "launcher-service-account",
        .non_empty = true,
        .value_name = "NAME",
-       .help = "the launcher pods' service account (as vmgate controller's; default\n"
-               "default): that account in a VMI's own namespace may change the VMI's\n"
-               "status, nothing else; other namespaces' accounts of that name may not."});
+       .help = "the launcher pods' service account (as vmgate controller's; default:\n"
+               "none, KubeVirt's rule as is): that account in a VMI's own namespace may\n"
+               "change the VMI's status, nothing else; other namespaces' may not."});
   set(Option::threads,
       {.name = "threads", .value_name = "N", .help = "I/O threads (default 0: one per CPU this process may use)."});
   set(Option::max_connections, {.name = "max-connections",

@@ -86,7 +86,7 @@ TEST(ServeOptions, LauncherServiceAccountDefaultsAsTheControllers) {
   // "default" account runs them.
   Result<ServeOptions> options = parse({});
   ASSERT_TRUE(options.ok()) << options.error().message;
-  EXPECT_EQ(options->launcher_service_account, "default");
+  EXPECT_EQ(options->launcher_service_account, "");
   EXPECT_EQ(error_of({"--launcher-service-account="}), "--launcher-service-account must not be empty");
   EXPECT_EQ(error_of({"--launcher-service-account"}), "--launcher-service-account needs a value");
 }

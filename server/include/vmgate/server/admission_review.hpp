@@ -64,7 +64,7 @@ struct ReviewOptions {
   /// The launcher pods' service account name (serve --launcher-service-account): the account
   /// of that name in the request's namespace, and only there, may change a VMI's status
   /// (admission::Request::from_launcher_service_account). Empty: no launcher is trusted.
-  std::string launcher_service_account = "default";
+  std::string launcher_service_account{};
 };
 
 /// Whether `username` is the launcher's service account in `namespace_name`:
