@@ -439,4 +439,15 @@ Result<ClientConfig> in_cluster_config(const Getenv& getenv, const InClusterFile
   return config;
 }
 
+Result<ClientConfig> kubeconfig_or_in_cluster(std::string_view path, std::string_view context, std::string_view missing,
+                                              const Getenv& getenv, const InClusterFiles& files) {
+  if (!path.empty()) {
+    return load_kubeconfig(path, context);
+  }
+  if (!in_cluster(getenv, files)) {
+    return Error{std::string(missing)};
+  }
+  return in_cluster_config(getenv, files);
+}
+
 }  // namespace vmgate::kube

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <optional>
@@ -90,14 +89,8 @@ json::Document vmi_status_patch(std::string_view uid, std::string_view phase, st
 }
 
 Result<kube::ClientConfig> vmi_client_config(const std::string& kubeconfig, const std::string& context) {
-  if (!kubeconfig.empty()) {
-    return kube::load_kubeconfig(kubeconfig, context);
-  }
-  const kube::Getenv getenv = [](const char* variable) { return std::getenv(variable); };
-  if (kube::in_cluster(getenv)) {
-    return kube::in_cluster_config(getenv);
-  }
-  return Error{"--vmi-name needs --kubeconfig FILE, or a pod's service account"};
+  return kube::kubeconfig_or_in_cluster(kubeconfig, context,
+                                        "--vmi-name needs --kubeconfig FILE, or a pod's service account");
 }
 
 struct VmiLink::Impl {

@@ -1,7 +1,6 @@
 #include "vmgate/launcher/vmi_source.hpp"
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -48,12 +47,8 @@ Result<json::Document> fetch_vmi(const LauncherOptions& options) {
   if (namespace_name.empty() || name.empty() || name.find('/') != std::string::npos) {
     return Error{"--vmi-name \"" + options.vmi_name + "\": expected NAMESPACE/NAME or NAME"};
   }
-  const kube::Getenv getenv = [](const char* variable) { return std::getenv(variable); };
-  Result<kube::ClientConfig> config =
-      !options.kubeconfig.empty() ? kube::load_kubeconfig(options.kubeconfig, options.context)
-      : kube::in_cluster(getenv)
-          ? kube::in_cluster_config(getenv)
-          : Result<kube::ClientConfig>(Error{"--vmi-name needs --kubeconfig FILE, or a pod's service account"});
+  Result<kube::ClientConfig> config = kube::kubeconfig_or_in_cluster(
+      options.kubeconfig, options.context, "--vmi-name needs --kubeconfig FILE, or a pod's service account");
   if (!config) {
     return config.error();
   }

@@ -1,22 +1,17 @@
 #include "vmgate/server/certs_command.hpp"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <cstdlib>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <thread>
 
 #include "vmgate/kube/api_client.hpp"
 #include "vmgate/kube/client_config.hpp"
 #include "vmgate/server/access_log.hpp"
+#include "vmgate/server/stop_signal.hpp"
 #include "vmgate/server/certs_objects.hpp"
 #include "vmgate/server/certs_options.hpp"
 #include "vmgate/server/certs_plan.hpp"
@@ -451,78 +446,6 @@ class Reconciler {
   Settings settings_;
 };
 
-Result<kube::ClientConfig> client_config(const CertsOptions& options) {
-  if (!options.kubeconfig.empty()) {
-    return kube::load_kubeconfig(options.kubeconfig, options.context);
-  }
-  const kube::Getenv getenv = [](const char* name) { return std::getenv(name); };
-  if (!kube::in_cluster(getenv)) {
-    return Error{"no --kubeconfig, and not in a pod (no service account mounted): give --kubeconfig"};
-  }
-  return kube::in_cluster_config(getenv);
-}
-
-// SIGTERM and SIGINT, taken by a thread of their own (blocked everywhere else): the main loop
-// sleeps on a condition variable and the API call in progress is cancelled.
-class StopSignal {
- public:
-  explicit StopSignal(std::function<void()> on_stop) : on_stop_(std::move(on_stop)) {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGTERM);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGUSR2);  // the destructor's wake-up
-    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
-    thread_ = std::thread([this] {
-      int signal = 0;
-      while (sigwait(&set_, &signal) == 0 && signal == SIGUSR2) {
-        if (finished_.load()) {
-          return;
-        }
-      }
-      {
-        std::lock_guard lock(mutex_);
-        stopped_ = true;
-      }
-      if (!finished_.load()) {
-        on_stop_();
-      }
-      wake_.notify_all();
-    });
-  }
-  StopSignal(const StopSignal&) = delete;
-  StopSignal& operator=(const StopSignal&) = delete;
-  ~StopSignal() {
-    finished_ = true;
-    {
-      std::lock_guard lock(mutex_);
-      if (!stopped_) {
-        pthread_kill(thread_.native_handle(), SIGUSR2);  // ends the sigwait
-      }
-    }
-    thread_.join();
-    pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
-  }
-
-  /// Sleeps for `interval`; true when a signal came (before or during).
-  bool wait(std::chrono::milliseconds interval) {
-    std::unique_lock lock(mutex_);
-    return wake_.wait_for(lock, interval, [this] { return stopped_; });
-  }
-  bool stopped() {
-    std::lock_guard lock(mutex_);
-    return stopped_;
-  }
-
- private:
-  sigset_t set_{};
-  std::function<void()> on_stop_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopped_ = false;
-  std::atomic<bool> finished_{false};
-  std::thread thread_;
-};
-
 }  // namespace
 
 int run_certs(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
@@ -536,7 +459,9 @@ int run_certs(std::span<const std::string_view> args, std::ostream& out, std::os
     out << certs_usage();
     return 0;
   }
-  Result<kube::ClientConfig> config = client_config(options);
+  Result<kube::ClientConfig> config = kube::kubeconfig_or_in_cluster(
+      options.kubeconfig, options.context,
+      "no --kubeconfig, and not in a pod (no service account mounted): give --kubeconfig");
   if (!config) {
     err << "error: " << config.error().message << '\n';
     return exit_usage;
@@ -552,7 +477,7 @@ int run_certs(std::span<const std::string_view> args, std::ostream& out, std::os
     log("warning", "kubeconfig", {{"warning", warning}});
   }
   // Continuous mode wakes early on SIGTERM; --once keeps the default signal handling.
-  std::optional<StopSignal> stop;
+  std::optional<serve::StopSignal> stop;
   Reconciler reconciler(**api, options, log, [&stop](std::chrono::milliseconds interval) {
     if (stop) {
       return !stop->wait(interval);

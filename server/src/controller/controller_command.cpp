@@ -3,8 +3,6 @@
 // plan's writes go to the API while this replica leads, each write logged as one JSON line.
 #include "vmgate/server/controller_command.hpp"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +19,7 @@
 #include "vmgate/kube/object_informer.hpp"
 #include "vmgate/kube/watch_cache.hpp"
 #include "vmgate/server/access_log.hpp"
+#include "vmgate/server/stop_signal.hpp"
 #include "vmgate/server/controller_lease.hpp"
 #include "vmgate/server/controller_plan.hpp"
 
@@ -69,17 +68,6 @@ std::string rfc3339(bool micros) {
   return out + "Z";
 }
 
-Result<kube::ClientConfig> client_config(const ControllerOptions& options) {
-  if (!options.kubeconfig.empty()) {
-    return kube::load_kubeconfig(options.kubeconfig, options.context);
-  }
-  const kube::Getenv getenv = [](const char* name) { return std::getenv(name); };
-  if (!kube::in_cluster(getenv)) {
-    return Error{"no --kubeconfig, and not in a pod (no service account mounted): give --kubeconfig"};
-  }
-  return kube::in_cluster_config(getenv);
-}
-
 std::string default_identity() {
   std::array<char, 256> host{};
   if (gethostname(host.data(), host.size() - 1) != 0) {
@@ -87,46 +75,6 @@ std::string default_identity() {
   }
   return std::string(host.data()) + "_" + std::to_string(getpid());
 }
-
-// SIGTERM and SIGINT on a thread of their own (blocked elsewhere); wakes the main loop.
-class StopSignal {
- public:
-  explicit StopSignal(std::function<void()> on_stop) : on_stop_(std::move(on_stop)) {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGTERM);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGUSR2);
-    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
-    thread_ = std::thread([this] {
-      int signal = 0;
-      while (sigwait(&set_, &signal) == 0 && signal == SIGUSR2) {
-        if (finished_.load()) {
-          return;
-        }
-      }
-      stopped_.store(true);
-      on_stop_();
-    });
-  }
-  StopSignal(const StopSignal&) = delete;
-  StopSignal& operator=(const StopSignal&) = delete;
-  ~StopSignal() {
-    finished_.store(true);
-    if (!stopped_.load()) {
-      pthread_kill(thread_.native_handle(), SIGUSR2);
-    }
-    thread_.join();
-    pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
-  }
-  [[nodiscard]] bool stopped() const { return stopped_.load(); }
-
- private:
-  sigset_t set_{};
-  std::function<void()> on_stop_;
-  std::atomic<bool> stopped_{false};
-  std::atomic<bool> finished_{false};
-  std::thread thread_;
-};
 
 // Wakes the planner: informer changes, the lease gained, a signal.
 class Wake {
@@ -429,7 +377,9 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     out << controller_usage();
     return 0;
   }
-  Result<kube::ClientConfig> config = client_config(options);
+  Result<kube::ClientConfig> config = kube::kubeconfig_or_in_cluster(
+      options.kubeconfig, options.context,
+      "no --kubeconfig, and not in a pod (no service account mounted): give --kubeconfig");
   if (!config) {
     err << "error: " << config.error().message << '\n';
     return exit_usage;
@@ -488,7 +438,7 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
        {"lease",
         options.lease_name.empty() ? "(none: single replica)" : options.lease_namespace + "/" + options.lease_name},
        {"identity", identity}});
-  StopSignal stop([&wake] { wake.notify(); });
+  serve::StopSignal stop([&wake] { wake.notify(); });
   (*cache)->start();
   for (const auto& informer : informers) {
     informer->start();

@@ -216,5 +216,29 @@ TEST(InCluster, FromTheServiceAccountFiles) {
             "in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
 }
 
+// The choice every command makes: a kubeconfig when given, else the pod's service account, else
+// the command's own error.
+TEST(KubeconfigOrInCluster, PathFirstThenThePodThenTheCommandsError) {
+  TemporaryDirectory directory;
+  InClusterFiles files{(directory.path() / "token").string(), (directory.path() / "ca.crt").string(),
+                       (directory.path() / "namespace").string()};
+  std::map<std::string, std::string> environment{{"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
+                                                 {"KUBERNETES_SERVICE_PORT", "443"}};
+  const Getenv getenv = [&environment](const char* name) -> const char* {
+    const auto found = environment.find(name);
+    return found == environment.end() ? nullptr : found->second.c_str();
+  };
+  EXPECT_EQ(error_of(kubeconfig_or_in_cluster("", "", "give --kubeconfig", getenv, files)), "give --kubeconfig");
+  write_text(files.token, "token\n");
+  write_text(files.ca, "CA");
+  const Result<ClientConfig> pod = kubeconfig_or_in_cluster("", "", "give --kubeconfig", getenv, files);
+  ASSERT_TRUE(pod) << pod.error().message;
+  EXPECT_EQ(pod->server, "https://10.0.0.1:443");
+  // A kubeconfig given wins over the pod, and its errors are its own.
+  const std::string missing = (directory.path() / "missing.kubeconfig").string();
+  const std::string error = error_of(kubeconfig_or_in_cluster(missing, "", "give --kubeconfig", getenv, files));
+  EXPECT_NE(error.find(missing), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace vmgate::kube

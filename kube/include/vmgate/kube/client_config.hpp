@@ -6,6 +6,7 @@
 // `auth-provider`) and basic auth are refused with an error naming the field, never ignored.
 // Thread-safety: no shared state; reads the file system and the environment given.
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,13 @@ bool in_cluster(const Getenv& getenv, const InClusterFiles& files = {});
 /// service account's CA, its token file (re-read as it rotates) and namespace.
 /// Errors: the variables unset or malformed, the CA or token unreadable.
 Result<ClientConfig> in_cluster_config(const Getenv& getenv, const InClusterFiles& files = {});
+
+/// The API a command talks to: the kubeconfig at `path` (its `context`, else its current one)
+/// when a path is given, else the pod's service account; neither is the error `missing` (the
+/// command's own words).
+Result<ClientConfig> kubeconfig_or_in_cluster(
+    std::string_view path, std::string_view context, std::string_view missing,
+    const Getenv& getenv = [](const char* name) { return std::getenv(name); }, const InClusterFiles& files = {});
 
 /// Splits "https://host[:port][/path]" into config.host/port/base_path.
 /// Errors: another scheme, no host, a port outside 1..65535, a query or fragment.
