@@ -3,9 +3,7 @@
 // retried after a backoff, and the selectors on the wire.
 #include "vmgate/kube/object_informer.hpp"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <sys/socket.h>
@@ -23,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/loopback_listener.hpp"
 #include "vmgate/kube/openssl_handles.hpp"
 
 namespace vmgate::kube {
@@ -55,31 +54,21 @@ class ScriptedServer {
     context_.reset(SSL_CTX_new(TLS_server_method()));
     SSL_CTX_use_certificate(context_.get(), cert);
     SSL_CTX_use_PrivateKey(context_.get(), key_.get());
-    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address));  // NOLINT: C API
-    ::listen(listener_, 8);
-    socklen_t length = sizeof(address);
-    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);  // NOLINT: C API
-    port_ = ntohs(address.sin_port);
     thread_ = std::thread([this] { serve(); });
   }
   ScriptedServer(const ScriptedServer&) = delete;
   ScriptedServer& operator=(const ScriptedServer&) = delete;
   ~ScriptedServer() {
     stopping_ = true;
-    ::shutdown(listener_, SHUT_RDWR);
-    ::close(listener_);
+    listener_.shutdown();
     thread_.join();
   }
 
   [[nodiscard]] ClientConfig config() const {
     ClientConfig config;
     config.host = "127.0.0.1";
-    config.port = port_;
-    config.server = "https://127.0.0.1:" + std::to_string(port_);
+    config.port = listener_.port();
+    config.server = "https://127.0.0.1:" + std::to_string(listener_.port());
     config.insecure_skip_tls_verify = true;
     config.origin = "test";
     return config;
@@ -93,7 +82,7 @@ class ScriptedServer {
  private:
   void serve() {
     while (!stopping_) {
-      const int fd = ::accept(listener_, nullptr, nullptr);
+      const int fd = ::accept(listener_.fd(), nullptr, nullptr);
       if (fd < 0) {
         return;
       }
@@ -150,8 +139,7 @@ class ScriptedServer {
   EvpPkeyPtr key_;
   X509Ptr certificate_;
   SslCtxPtr context_;
-  int listener_ = -1;
-  std::uint16_t port_ = 0;
+  vmgate::testing::LoopbackListener listener_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
   std::mutex mutex_;
