@@ -71,11 +71,12 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
 
+// A duration option no shorter than `minimum` (a resync or lease too short to mean anything).
 Result<std::chrono::milliseconds> duration_option(std::string_view name, std::string_view text,
                                                   std::chrono::milliseconds minimum) {
-  Result<std::chrono::nanoseconds> parsed = serve::parse_go_duration(text);
+  Result<std::chrono::nanoseconds> parsed = serve::parse_duration_option(name, text, false);
   if (!parsed) {
-    return Error{"--" + std::string(name) + ": " + parsed.error().message + " (e.g. 10s, 1m)"};
+    return parsed.error();
   }
   const auto value = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
   if (value < minimum) {
@@ -89,11 +90,10 @@ Result<std::chrono::milliseconds> duration_option(std::string_view name, std::st
 Result<ControllerOptions> parse_controller_options(std::span<const std::string_view> args) {
   Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
   if (!parsed) {
-    return Error{parsed.error().message()};
+    return Error{parsed.error().options_only_message("controller")};
   }
   if (!parsed->operands.empty()) {
-    return Error{"unexpected argument \"" + std::string(parsed->operands.front()) +
-                 "\" (controller takes only options)"};
+    return Error{common::unexpected_argument(parsed->operands.front(), "controller")};
   }
   ControllerOptions options;
   for (const auto& [index, value] : parsed->options) {
