@@ -71,7 +71,13 @@ json::Document copy_of(const json::Value& value) {
 }
 
 // Lookup failures do not block admission in KubeVirt (the controller retries); vmgate says so.
+// An object the cluster holds but vmgate cannot read (instancetype::unreadable_object) is one KubeVirt
+// would apply: the VM is admitted unchecked against it, as KubeVirt would admit it.
 std::optional<std::string> lookup_warning(std::string_view matcher, const Error& error) {
+  if (error.message.find(instancetype::unreadable_object) != std::string::npos) {
+    return "spec." + std::string(matcher) + ": " + error.message +
+           "; the VirtualMachine is admitted without being checked against it";
+  }
   return "spec." + std::string(matcher) + ": " + error.message +
          "; the VirtualMachine is admitted without it and cannot start until it exists";
 }

@@ -119,6 +119,12 @@ Result<FoundSpec> find_spec(MatcherType type, const json::Value& vm, std::string
   }
   const json::Value* object = cluster.find(found.kind, namespace_name, found.name);
   if (object == nullptr) {
+    // An object the cluster holds but the rules cannot read is named, with the field, rather
+    // than taken as missing (KubeVirt would read it; vmgate cannot).
+    if (const std::string_view problem = cluster.unreadable(found.kind, namespace_name, found.name); !problem.empty()) {
+      return Error{std::string(group_resource(found.kind)) + " \"" + found.name + "\" " +
+                   std::string(unreadable_object) + ": " + std::string(problem)};
+    }
     return Error{not_found(found.kind, found.name)};
   }
   static const json::Value empty_spec(rapidjson::kObjectType);  // immutable: no shared mutable state

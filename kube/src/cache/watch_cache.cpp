@@ -13,6 +13,7 @@
 
 #include "vmgate/common/json_decode.hpp"
 #include "vmgate/kube/api_client.hpp"
+#include "vmgate/kube/request_view.hpp"
 
 namespace vmgate::kube {
 
@@ -27,51 +28,7 @@ std::size_t slot(ObjectKind kind) {
   return static_cast<std::size_t>(kind);
 }
 
-// One cluster object with its own small allocator: a Document per object would reserve
-// RapidJSON's 64 KiB first chunk each (6 GB for 100 000 PVCs); this reserves about its text size.
-// A copy of `source` without metadata.managedFields: server-side apply's bookkeeping, often
-// half of an object's size, which admission never reads (client-go informers drop it too).
-json::Value copy_without_managed_fields(const json::Value& source, json::Allocator& allocator) {
-  if (!source.IsObject()) {
-    return json::Value(source, allocator);
-  }
-  json::Value copy(rapidjson::kObjectType);
-  for (const auto& member : source.GetObject()) {
-    json::Value name(member.name, allocator);
-    if (json::as_view(member.name) != "metadata" || !member.value.IsObject()) {
-      copy.AddMember(name, json::Value(member.value, allocator), allocator);
-      continue;
-    }
-    json::Value metadata(rapidjson::kObjectType);
-    for (const auto& field : member.value.GetObject()) {
-      if (json::as_view(field.name) != "managedFields") {
-        metadata.AddMember(json::Value(field.name, allocator), json::Value(field.value, allocator), allocator);
-      }
-    }
-    copy.AddMember(name, metadata, allocator);
-  }
-  return copy;
-}
-
-struct CompactObject {
-  // `text_bytes`: the object's JSON size as received; managedFields, dropped here, are often half
-  // of it, and a value outgrowing its first chunk just takes a second one.
-  CompactObject(const json::Value& source, std::size_t text_bytes)
-      : allocator(std::max<std::size_t>(text_bytes / 2, 512)), value(copy_without_managed_fields(source, allocator)) {}
-  // The items of a list carry no kind and apiVersion: set them, as the object reads alone.
-  CompactObject(const json::Value& source, std::size_t text_bytes, std::string_view kind, std::string_view api_version)
-      : CompactObject(source, text_bytes) {
-    if (value.IsObject() && !json::has(value, "kind")) {
-      json::set_string(value, "kind", kind, allocator);
-    }
-    if (value.IsObject() && !json::has(value, "apiVersion")) {
-      json::set_string(value, "apiVersion", api_version, allocator);
-    }
-  }
-  json::Allocator allocator;
-  json::Value value;
-};
-using ObjectPtr = std::shared_ptr<const CompactObject>;
+using ObjectPtr = CachedObjectPtr;
 using KindIndex = std::unordered_map<std::string, ObjectPtr>;
 
 std::string object_key(ObjectKind kind, std::string_view namespace_name, std::string_view name) {
@@ -99,6 +56,17 @@ std::string resource_version_of(const json::Value& object) {
 
 std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The object as the cache holds it; one the rules cannot read is held with its problem (counted,
+// and named to a VM that uses it), not left out.
+CachedObjectPtr checked_object(const admission::Pipeline& pipeline, const json::Value& source, std::size_t text_bytes,
+                               std::string_view kind, std::string_view api_version) {
+  auto object = std::make_shared<CachedObject>(source, text_bytes, kind, api_version);
+  if (admission::ErrorList problems = pipeline.check_cluster_object(object->value); !problems.empty()) {
+    object->problem = problems.front().message;
+  }
+  return object;
 }
 
 std::string describe_refusal(std::string_view what, const HttpResponse& response) {
@@ -183,134 +151,90 @@ std::vector<ResourceSpec> admission_resources() {
 
 // ---------------------------------------------------------------- live lookups
 
-class LiveLookup {
- public:
-  LiveLookup(ClientConfig config, const CacheTuning& tuning, std::vector<ResourceSpec> resources)
-      : config_(std::move(config)), tuning_(tuning), resources_(std::move(resources)) {}
+namespace {
 
-  // The object from the API, or nullptr when it does not exist, the lookup failed (read as
-  // absent, as KubeVirt reads a failed GET of an optional object) or its kind is not looked up
-  // live.
-  ObjectPtr get(ObjectKind kind, std::string_view namespace_name, std::string_view name) {
+// A live lookup's GETs on a connection of its own. Found objects are checked as the informers
+// check them: one the rules cannot read comes back with its problem.
+class ApiFetcher final : public ObjectFetcher {
+ public:
+  ApiFetcher(std::unique_ptr<ApiConnection> connection, const admission::Pipeline& pipeline,
+             const std::vector<ResourceSpec>& resources)
+      : connection_(std::move(connection)), pipeline_(pipeline), resources_(resources) {}
+
+  FetchAnswer get(const ObjectRef& ref, std::chrono::milliseconds deadline) override {
     const ResourceSpec* spec = nullptr;
     for (const ResourceSpec& candidate : resources_) {
-      if (candidate.kind == kind && candidate.live_lookup) {
+      if (candidate.kind == ref.kind && candidate.live_lookup) {
         spec = &candidate;
       }
     }
-    if (spec == nullptr || name.empty()) {
-      return nullptr;
+    if (spec == nullptr) {
+      return FetchAnswer{FetchAnswer::Outcome::failed, nullptr, "not looked up live"};
     }
-    const std::string key = std::string(admission::kind_name(kind)) + "/" + object_key(kind, namespace_name, name);
-    const auto now = Clock::now();
-    {
-      const std::lock_guard lock(mutex_);
-      if (const auto found = recent_.find(key); found != recent_.end()) {
-        if (found->second.expires > now) {
-          return found->second.object;
-        }
-        recent_.erase(found);
-      }
-    }
-    std::unique_ptr<ApiConnection> connection = take_connection();
-    if (connection == nullptr) {
-      return nullptr;
-    }
-    ObjectPtr object;
     Result<HttpResponse, TransportError> response =
-        connection->get(spec->object_path(namespace_name, name), tuning_.live_deadline);
-    if (response && response->status == 200) {
-      Result<json::Document, json::DecodeError> parsed = json::parse_json(response->body);
-      if (parsed && parsed->IsObject()) {
-        object = std::make_shared<const CompactObject>(*parsed, response->body.size());
-      }
+        connection_->get(spec->object_path(ref.namespace_name, ref.name), deadline);
+    if (!response) {
+      return FetchAnswer{FetchAnswer::Outcome::failed, nullptr, response.error().message};
     }
-    const std::lock_guard lock(mutex_);
-    if (response) {
-      idle_.push_back(std::move(connection));
+    if (response->status == 404) {
+      return FetchAnswer{FetchAnswer::Outcome::absent, nullptr, {}};
     }
-    // Found or not, the answer holds for a short while: the watch catches up meanwhile.
-    if (recent_.size() > 10000) {
-      recent_.clear();
+    if (response->status != 200) {
+      return FetchAnswer{FetchAnswer::Outcome::failed, nullptr, describe_refusal("GET " + spec->resource, *response)};
     }
-    recent_[key] = Recent{object, now + tuning_.negative_ttl};
-    return object;
+    Result<json::Document, json::DecodeError> parsed = json::parse_json(response->body);
+    if (!parsed || !parsed->IsObject()) {
+      return FetchAnswer{FetchAnswer::Outcome::failed, nullptr, "GET " + spec->resource + ": not a JSON object"};
+    }
+    return FetchAnswer{
+        FetchAnswer::Outcome::found,
+        checked_object(pipeline_, *parsed, response->body.size(), admission::kind_name(ref.kind), spec->api_version()),
+        {}};
   }
 
-  void cancel() {
-    const std::lock_guard lock(mutex_);
-    idle_.clear();
-  }
+  void cancel() override { connection_->cancel(); }
 
  private:
-  struct Recent {
-    ObjectPtr object;
-    Clock::time_point expires;
-  };
-
-  std::unique_ptr<ApiConnection> take_connection() {
-    {
-      const std::lock_guard lock(mutex_);
-      if (!idle_.empty()) {
-        std::unique_ptr<ApiConnection> connection = std::move(idle_.back());
-        idle_.pop_back();
-        return connection;
-      }
-    }
-    Result<std::unique_ptr<ApiConnection>> created = ApiConnection::create(config_);
-    return created ? std::move(created.value()) : nullptr;
-  }
-
-  ClientConfig config_;
-  CacheTuning tuning_;
-  std::vector<ResourceSpec> resources_;
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<ApiConnection>> idle_;
-  std::unordered_map<std::string, Recent> recent_;
+  std::unique_ptr<ApiConnection> connection_;
+  const admission::Pipeline& pipeline_;
+  const std::vector<ResourceSpec>& resources_;
 };
 
 // ---------------------------------------------------------------- the snapshot admissions read
 
-namespace {
-
 class CacheView final : public admission::ClusterView {
  public:
   CacheView(std::array<std::shared_ptr<const KindIndex>, kind_count> indexes,
-            std::shared_ptr<const admission::ClusterConfig> config, std::shared_ptr<LiveLookup> live)
-      : indexes_(std::move(indexes)), config_(std::move(config)), live_(std::move(live)) {}
+            std::shared_ptr<const admission::ClusterConfig> config)
+      : indexes_(std::move(indexes)), config_(std::move(config)) {}
 
   [[nodiscard]] const json::Value* find(ObjectKind kind, std::string_view namespace_name,
                                         std::string_view name) const override {
-    const std::string key = object_key(kind, namespace_name, name);
-    if (const KindIndex* index = indexes_[slot(kind)].get()) {
-      if (const auto found = index->find(key); found != index->end()) {
-        return &found->second->value;
-      }
-    }
-    if (live_ == nullptr) {
-      return nullptr;
-    }
-    ObjectPtr object = live_->get(kind, namespace_name, name);
-    if (object == nullptr) {
-      return nullptr;
-    }
-    // Kept by this snapshot so the pointer stays valid while a request holds the snapshot.
-    const std::lock_guard lock(fetched_mutex_);
-    if (fetched_.size() >= 4096) {
-      return nullptr;
-    }
-    const auto [entry, inserted] = fetched_.try_emplace(std::string(admission::kind_name(kind)) + "/" + key, object);
-    return &entry->second->value;
+    const CachedObject* object = lookup(kind, namespace_name, name);
+    return object != nullptr && object->problem.empty() ? &object->value : nullptr;
+  }
+
+  [[nodiscard]] std::string_view unreadable(ObjectKind kind, std::string_view namespace_name,
+                                            std::string_view name) const override {
+    const CachedObject* object = lookup(kind, namespace_name, name);
+    return object != nullptr ? std::string_view(object->problem) : std::string_view();
   }
 
   [[nodiscard]] const admission::ClusterConfig& config() const override { return *config_; }
 
  private:
+  [[nodiscard]] const CachedObject* lookup(ObjectKind kind, std::string_view namespace_name,
+                                           std::string_view name) const {
+    const KindIndex* index = indexes_[slot(kind)].get();
+    if (index == nullptr) {
+      return nullptr;
+    }
+    const auto found = index->find(object_key(kind, namespace_name, name));
+    return found != index->end() ? found->second.get() : nullptr;
+  }
+
   std::array<std::shared_ptr<const KindIndex>, kind_count> indexes_;
   std::shared_ptr<const admission::ClusterConfig> config_;
-  std::shared_ptr<LiveLookup> live_;
-  mutable std::mutex fetched_mutex_;
-  mutable std::unordered_map<std::string, ObjectPtr> fetched_;
 };
 
 }  // namespace
@@ -385,9 +309,11 @@ struct WatchCache::Impl {
         became_synced = synced_count == resources.size();
       }
       status.objects = copy->size();
+      status.unreadable = static_cast<std::size_t>(
+          std::count_if(copy->begin(), copy->end(), [](const auto& entry) { return !entry.second->problem.empty(); }));
       indexes[slot(spec.kind)] = std::move(copy);
       if (synced_count == resources.size()) {
-        current = std::make_shared<const CacheView>(indexes, cluster_config, live);
+        current = std::make_shared<const CacheView>(indexes, cluster_config);
       }
     }
     if (!config_problem.empty()) {
@@ -400,24 +326,31 @@ struct WatchCache::Impl {
     }
   }
 
-  // Adds or replaces an object, unless the rules could not read it (a malformed instancetype or
-  // preference: the apiserver's schema should prevent it; logged and left out).
+  // Adds or replaces an object. One the rules cannot read (a malformed instancetype or
+  // preference, a quantity beyond their range: the apiserver's schema lets some through) is held
+  // with its problem and logged once per change.
   void upsert(std::size_t index, KindIndex& objects, const json::Value& object, std::size_t size_hint) {
     const ResourceSpec& spec = resources[index];
     std::string key = key_of(spec.kind, object);
     if (key.empty()) {
       return;
     }
-    if (admission::ErrorList problems = pipeline.check_cluster_object(object); !problems.empty()) {
-      emit("warning", "cluster object left out: the rules cannot read it",
-           {{"resource", spec.resource},
-            {"object", key},
-            {"problem", problems.front().field + ": " + problems.front().message}});
-      objects.erase(key);
-      return;
+    CachedObjectPtr cached =
+        checked_object(pipeline, object, size_hint, admission::kind_name(spec.kind), spec.api_version());
+    if (!cached->problem.empty()) {
+      emit("warning", "cluster object unreadable by the rules: a VM using it is refused with this problem",
+           {{"resource", spec.resource}, {"object", key}, {"problem", cached->problem}});
     }
-    objects[std::move(key)] =
-        std::make_shared<const CompactObject>(object, size_hint, admission::kind_name(spec.kind), spec.api_version());
+    objects[std::move(key)] = std::move(cached);
+  }
+
+  // The watch saw the object: a remembered live answer about it no longer counts.
+  void forget_live(std::size_t index, const json::Value& object) {
+    const json::Value* metadata = json::find_object(object, "metadata");
+    if (metadata != nullptr) {
+      live->forget(resources[index].kind, json::find_string(*metadata, "namespace"),
+                   json::find_string(*metadata, "name"));
+    }
   }
 
   std::chrono::milliseconds jittered(std::chrono::milliseconds delay, std::mt19937_64& random) const {
@@ -535,9 +468,11 @@ struct WatchCache::Impl {
       }
       if (type == "ADDED" || type == "MODIFIED") {
         upsert(index, objects, *object, line.size());
+        forget_live(index, *object);
         changed = true;
       } else if (type == "DELETED") {
         objects.erase(key_of(spec.kind, *object));
+        forget_live(index, *object);
         changed = true;
       }
       return true;
@@ -672,7 +607,22 @@ Result<std::unique_ptr<WatchCache>> WatchCache::create(ClientConfig config, cons
     status.resource = spec.resource;
     impl->statuses.push_back(status);
   }
-  impl->live = std::make_shared<LiveLookup>(impl->config, tuning, impl->resources);
+  std::vector<ObjectKind> live_kinds;
+  for (const ResourceSpec& spec : impl->resources) {
+    if (spec.live_lookup) {
+      live_kinds.push_back(spec.kind);
+    }
+  }
+  WatchCache::Impl* state = impl.get();
+  impl->live = std::make_shared<LiveLookup>(
+      [state]() -> std::unique_ptr<ObjectFetcher> {
+        Result<std::unique_ptr<ApiConnection>> connection = ApiConnection::create(state->config);
+        if (!connection) {
+          return nullptr;  // the informers' connections were made from the same configuration
+        }
+        return std::make_unique<ApiFetcher>(std::move(connection.value()), state->pipeline, state->resources);
+      },
+      std::move(live_kinds), tuning.lookup);
   return std::unique_ptr<WatchCache>(new WatchCache(std::move(impl)));
 }
 
@@ -694,7 +644,7 @@ void WatchCache::stop() {
   for (const std::unique_ptr<ApiConnection>& connection : impl_->connections) {
     connection->cancel();
   }
-  impl_->live->cancel();
+  impl_->live->stop();
   for (std::thread& thread : impl_->threads) {
     if (thread.joinable()) {
       thread.join();
@@ -706,6 +656,18 @@ void WatchCache::stop() {
 std::shared_ptr<const admission::ClusterView> WatchCache::snapshot() const {
   const std::lock_guard lock(impl_->state_mutex);
   return impl_->current;
+}
+
+std::shared_ptr<RequestView> WatchCache::request_view() const {
+  std::shared_ptr<const admission::ClusterView> current = snapshot();
+  if (current == nullptr) {
+    return nullptr;
+  }
+  return std::make_shared<RequestView>(std::move(current), impl_->live);
+}
+
+LookupStats WatchCache::lookup_stats() const {
+  return impl_->live->stats();
 }
 
 bool WatchCache::synced() const {

@@ -30,6 +30,8 @@ constexpr int exit_usage = 2;
 constexpr auto request_deadline = std::chrono::seconds(30);
 constexpr auto lease_retry = std::chrono::seconds(2);
 constexpr auto expected_pod_ttl = std::chrono::seconds(30);
+constexpr auto max_lookup_time = std::chrono::seconds(3);  // live lookups before a plan is made without them
+constexpr unsigned max_lookup_rounds = 3;
 using Clock = std::chrono::steady_clock;
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
@@ -456,7 +458,7 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     if (stop.stopped()) {
       break;
     }
-    std::shared_ptr<const admission::ClusterView> cluster = (*cache)->snapshot();
+    std::shared_ptr<kube::RequestView> cluster = (*cache)->request_view();
     const bool synced = cluster != nullptr && std::all_of(informers.begin(), informers.end(),
                                                           [](const auto& informer) { return informer->synced(); });
     if (!synced) {
@@ -489,14 +491,24 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     settings.pod.service_account = options.launcher_service_account;
     settings.pod.allow_emulation = options.use_emulation;
     settings.pod.cluster_architecture = cluster->config().default_architecture;
-    settings.pod.block_claims = block_claims(state.vmis, *cluster);
     settings.build_vmi = [&](const json::Value& vm) {
       const json::Value* metadata = json::find_object(vm, "metadata");
       return pipeline.expand(vm, metadata == nullptr ? "" : json::find_string(*metadata, "namespace"), state.now,
                              *cluster);
     };
     std::vector<std::string> notes;
-    std::vector<Action> actions = plan(state, settings, &notes);
+    std::vector<Action> actions;
+    // Objects the cache has not delivered yet (a VM applied with its instancetype) are looked up
+    // live and the plan made again with them, a round per link of a chain.
+    for (unsigned round = 0;; ++round) {
+      notes.clear();
+      settings.pod.block_claims = block_claims(state.vmis, *cluster);
+      actions = plan(state, settings, &notes);
+      if (!cluster->has_misses() || round == max_lookup_rounds || stop.stopped()) {
+        break;
+      }
+      cluster->resolve_and_wait(Clock::now() + max_lookup_time);
+    }
     // A note is logged when it first appears, not on every plan.
     std::set<std::string> current(notes.begin(), notes.end());
     for (const std::string& note : current) {

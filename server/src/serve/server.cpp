@@ -113,6 +113,33 @@ class BodyBudget {
   std::atomic<std::size_t> held_{0};
 };
 
+class HttpsSession;
+
+// Admissions waiting for live lookups of objects the cache missed (kube/request_view.hpp). The
+// lookups answer on their own threads, possibly after run() returned: an answer only posts to a
+// session still listed here while the server runs, so a late answer touches nothing.
+struct LookupWaits {
+  std::mutex mutex;
+  bool open = true;
+  std::unordered_map<const HttpsSession*, std::shared_ptr<HttpsSession>> sessions;
+
+  void add(const std::shared_ptr<HttpsSession>& session) {
+    const std::lock_guard lock(mutex);
+    sessions.emplace(session.get(), session);
+  }
+  // Posts the session's next admission round to its strand (defined after HttpsSession).
+  void resume(const HttpsSession* session);
+  // run() returned: the waiting sessions are released here, while the server still exists.
+  void close() {
+    std::unordered_map<const HttpsSession*, std::shared_ptr<HttpsSession>> released;
+    {
+      const std::lock_guard lock(mutex);
+      open = false;
+      released.swap(sessions);
+    }
+  }
+};
+
 struct ServerState {
   explicit ServerState(ServerParts server_parts)
       : parts(std::move(server_parts)),
@@ -140,6 +167,7 @@ struct ServerState {
   BodyBudget body_budget;
   std::mutex sessions_mutex;
   std::unordered_map<const HttpsSession*, std::weak_ptr<HttpsSession>> sessions;
+  std::shared_ptr<LookupWaits> lookup_waits = std::make_shared<LookupWaits>();
 
   // The asio wrapper of the certificate snapshot new connections use; touched only by the
   // accept loop (one strand).
@@ -208,6 +236,12 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
   void start() {
     net::dispatch(stream_.get_executor(), beast::bind_front_handler(&HttpsSession::detect, shared_from_this()));
+  }
+
+  // The live lookups of the admission answered (or its lookup deadline passed): run it again on
+  // the connection's strand.
+  void resume_review() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->review_round(); });
   }
 
   // Drain: a connection in the middle of a request finishes it and closes after the answer. One
@@ -485,16 +519,39 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
   void admit() {
     ServerState& server = server_;
-    const std::shared_ptr<const admission::ClusterView> cluster = server.parts.cluster.current();
-    if (cluster == nullptr) {  // loaded before the listener opens; never reached
+    view_ = server.parts.cluster.request_view();
+    if (view_ == nullptr) {  // loaded before the listener opens; never reached
       respond(webhook::status_answer(503, "cluster objects not loaded"), false, {});
       return;
     }
     server.parts.metrics.request_started(endpoint_);
-    const auto started = Clock::now();
+    review_started_ = Clock::now();
+    // Live lookups get at most half of what the apiserver waits (?timeout=, its timeoutSeconds),
+    // and never more than max_lookup_time: the answer must reach it before it gives up.
+    lookup_deadline_ = review_started_ + max_lookup_time;
+    if (deadline_) {
+      lookup_deadline_ = std::min(lookup_deadline_, review_started_ + (*deadline_ - review_started_) / 2);
+    }
+    lookup_rounds_ = 0;
+    review_round();
+  }
+
+  // One admission on the request's view. When it read objects as absent that a live lookup may
+  // find, they are looked up (without blocking this thread) and the admission runs again with
+  // the answers; its last run is the answer. A chain (DataVolume -> DataSource) takes a round per
+  // link.
+  void review_round() {
+    ServerState& server = server_;
     webhook::ReviewResult result =
-        webhook::review(endpoint_, parser_->get().body(), server.parts.pipeline, *cluster, server.parts.review_options);
-    const auto latency = Clock::now() - started;
+        webhook::review(endpoint_, parser_->get().body(), server.parts.pipeline, *view_, server.parts.review_options);
+    if (view_->has_misses() && lookup_rounds_ < max_lookup_rounds && Clock::now() < lookup_deadline_) {
+      ++lookup_rounds_;
+      server.lookup_waits->add(shared_from_this());
+      view_->resolve(lookup_deadline_, [waits = server.lookup_waits, self = this] { waits->resume(self); });
+      return;
+    }
+    view_.reset();
+    const auto latency = Clock::now() - review_started_;
     server.parts.metrics.record_review(endpoint_, result.summary, latency);
     server.parts.metrics.request_finished(endpoint_);
     if (server.parts.options.access_log) {
@@ -590,6 +647,8 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   }
 
   static constexpr std::size_t read_chunk = 16384;
+  static constexpr std::chrono::milliseconds max_lookup_time{3000};
+  static constexpr unsigned max_lookup_rounds = 4;
   static constexpr std::chrono::seconds linger_time{2};
   static constexpr std::chrono::seconds close_notify_time{1};
   static constexpr std::size_t linger_limit = std::size_t{64} << 20U;
@@ -607,6 +666,10 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   std::size_t header_bytes_ = 0;  // of the request being read, parsed so far
   bool header_timer_armed_ = false;
   std::optional<Clock::time_point> deadline_;
+  std::shared_ptr<kube::RequestView> view_;  // the admission's cluster, kept across lookup rounds
+  Clock::time_point review_started_;
+  Clock::time_point lookup_deadline_;
+  unsigned lookup_rounds_ = 0;
   std::size_t body_reserved_ = 0;  // of ServerState::body_budget, for the request's body
   bool idle_ = false;
   bool close_notify_ = false;  // the pending idle read was cancelled to shut down TLS
@@ -615,6 +678,22 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   std::vector<char> discard_;  // allocated only when lingering
   std::size_t discarded_ = 0;
 };
+
+void LookupWaits::resume(const HttpsSession* session) {
+  std::shared_ptr<HttpsSession> waiting;
+  {
+    const std::lock_guard lock(mutex);
+    const auto found = sessions.find(session);
+    if (!open || found == sessions.end()) {
+      return;
+    }
+    waiting = std::move(found->second);
+    sessions.erase(found);
+    // Posted under the lock: close() cannot run between the check and the post, so the
+    // io_context is still there.
+    waiting->resume_review();
+  }
+}
 
 // ------------------------------------------------------------------ health and metrics
 
@@ -985,6 +1064,7 @@ void Server::run(bool handle_signals) {
   }
   // Connections cut at the end of the grace period are released with the io_context.
   impl.stopped.store(true);
+  impl.lookup_waits->close();
   impl.parts.log.flush();
 }
 

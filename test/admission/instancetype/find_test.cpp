@@ -337,5 +337,37 @@ TEST(InstancetypeFindRevision, RevisionWithoutAV1beta1ObjectIsAnError) {
   }
 }
 
+// A cluster holding an instancetype the rules cannot read (the watch cache keeps such objects
+// with their problem): the VM is told which object and field, not that it is missing.
+class UnreadableInstancetype final : public ClusterView {
+ public:
+  [[nodiscard]] const json::Value* find(ObjectKind, std::string_view, std::string_view) const override {
+    return nullptr;
+  }
+  [[nodiscard]] const ClusterConfig& config() const override { return config_; }
+  [[nodiscard]] std::string_view unreadable(ObjectKind kind, std::string_view, std::string_view name) const override {
+    return kind == ObjectKind::cluster_instancetype && name == "huge"
+               ? "spec.memory.guest '999999999999Ei': quantity too large"
+               : "";
+  }
+
+ private:
+  ClusterConfig config_;
+};
+
+TEST(InstancetypeFindLive, UnreadableObjectIsNamedWithItsField) {
+  const UnreadableInstancetype cluster;
+  const json::Document vm = parse(R"({"spec":{"instancetype":{"name":"huge"}}})");
+  const Result<FoundSpec> found = find_spec(MatcherType::instancetype, vm, "ns", cluster);
+  ASSERT_FALSE(found.ok());
+  EXPECT_EQ(found.error().message,
+            "virtualmachineclusterinstancetypes.instancetype.kubevirt.io \"huge\" cannot be read by vmgate: "
+            "spec.memory.guest '999999999999Ei': quantity too large");
+  const json::Document other = parse(R"({"spec":{"instancetype":{"name":"small"}}})");
+  const Result<FoundSpec> missing = find_spec(MatcherType::instancetype, other, "ns", cluster);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "virtualmachineclusterinstancetypes.instancetype.kubevirt.io \"small\" not found");
+}
+
 }  // namespace
 }  // namespace vmgate::admission::instancetype

@@ -88,6 +88,13 @@ class ClusterView {
   [[nodiscard]] virtual const json::Value* find(ObjectKind kind, std::string_view namespace_name,
                                                 std::string_view name) const = 0;
   [[nodiscard]] virtual const ClusterConfig& config() const = 0;
+  /// Why an object that exists in the cluster cannot be read by the rules ("spec.memory.guest
+  /// '999999999999Ei': ..."), for an object find() does not return; empty when it is readable
+  /// or absent. A source that refuses such objects when they are loaded (files) has none.
+  [[nodiscard]] virtual std::string_view unreadable(ObjectKind /*kind*/, std::string_view /*namespace_name*/,
+                                                    std::string_view /*name*/) const {
+    return {};
+  }
 };
 
 /// In-memory objects with O(1) lookup by (kind, namespace, name).

@@ -4,11 +4,12 @@
 // re-lists; errors back off exponentially with jitter; a watch silent for longer than the idle
 // timeout is restarted), feeding immutable snapshots that admissions read without ever waiting
 // for the informers (each snapshot is swapped in whole; an admission keeps the one it started
-// with). Objects missing from the cache are looked up live (a VM often arrives in the same
-// `kubectl apply` as its instancetype or volume, before the watch event), with a short cache of
-// the answer, found or not, so that a burst of VMs naming a missing volume costs one GET.
-// Thread-safety: snapshot(), synced() and statuses() from any thread; start() and stop() from
-// the owner.
+// with). Objects missing from the cache are looked up live without blocking the admission
+// (request_view(), live_lookup.hpp): a VM often arrives in the same `kubectl apply` as its
+// instancetype or volume, before the watch event. Objects the rules cannot read are held and
+// counted with their problem, and named to a VM that uses them.
+// Thread-safety: snapshot(), request_view(), synced(), statuses() and lookup_stats() from any
+// thread; start() and stop() from the owner.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,8 @@
 #include "vmgate/admission/pipeline.hpp"
 #include "vmgate/common/result.hpp"
 #include "vmgate/kube/client_config.hpp"
+#include "vmgate/kube/live_lookup.hpp"
+#include "vmgate/kube/request_view.hpp"
 
 namespace vmgate::kube {
 
@@ -53,8 +56,7 @@ struct CacheTuning {
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{30000};
   std::chrono::milliseconds not_served_recheck{60000};  // a resource whose API is not installed
-  std::chrono::milliseconds live_deadline{2000};
-  std::chrono::milliseconds negative_ttl{5000};
+  LookupTuning lookup;                                  // live lookups of what the cache misses
 };
 
 /// One informer's state, for /readyz, /metrics and the log.
@@ -63,6 +65,7 @@ struct ResourceStatus {
   bool synced = false;   // listed successfully at least once (or found not served)
   bool served = true;    // false: the API answered 404 for the resource (CRD not installed)
   std::size_t objects = 0;
+  std::size_t unreadable = 0;  // of `objects`: held, but the rules cannot read them (CachedObject::problem)
   std::uint64_t lists = 0;
   std::uint64_t watch_restarts = 0;  // watches ended by an error, a stall or a 410
   double last_list_seconds = 0;
@@ -91,8 +94,12 @@ class WatchCache {
   /// Stops and joins the threads; interrupts requests in flight. Idempotent.
   void stop();
 
-  /// The current cluster view; nullptr until every resource synced once.
+  /// The current cluster view, without live lookups; nullptr until every resource synced once.
   [[nodiscard]] std::shared_ptr<const admission::ClusterView> snapshot() const;
+  /// A view for one admission: the current snapshot plus live lookups of what it misses;
+  /// nullptr until synced.
+  [[nodiscard]] std::shared_ptr<RequestView> request_view() const;
+  [[nodiscard]] LookupStats lookup_stats() const;
   [[nodiscard]] bool synced() const;
   [[nodiscard]] std::vector<ResourceStatus> statuses() const;
   /// Why the cache is not synced yet ("persistentvolumeclaims: list: 403 Forbidden: ..."), or "".

@@ -5,7 +5,9 @@
 // first byte, a body deadline (the body timeout or ?timeout=, whichever is sooner), a header
 // limit (431) and a body limit (413); the bodies of all connections share a budget (503).
 // Admission runs on the connection's strand: it is CPU-only and takes tens of microseconds, so
-// handing it to another pool would cost more than it saves. Beast and Asio stay inside
+// handing it to another pool would cost more than it saves. It never waits for the API server:
+// an object the cluster cache misses is looked up on the live-lookup threads while the strand
+// serves others, and the admission runs again with the answer (kube/request_view.hpp). Beast and Asio stay inside
 // server.cpp; this header pulls in neither.
 #include <cstdint>
 #include <memory>

@@ -16,6 +16,7 @@
 #include "vmgate/admission/pipeline.hpp"
 #include "vmgate/common/result.hpp"
 #include "vmgate/kube/cluster_loader.hpp"
+#include "vmgate/kube/request_view.hpp"
 #include "vmgate/server/file_stamp.hpp"
 #include "vmgate/server/serve_options.hpp"
 #include "vmgate/server/tls.hpp"
@@ -73,6 +74,12 @@ class ClusterSource {
   virtual ~ClusterSource() = default;
   /// nullptr until loaded (files) or synced once (API).
   [[nodiscard]] virtual std::shared_ptr<const admission::ClusterView> current() const = 0;
+  /// The view one admission reads: current(), plus (API) live lookups of what it misses, which
+  /// the server resolves without blocking (kube/request_view.hpp). nullptr until loaded.
+  [[nodiscard]] virtual std::shared_ptr<kube::RequestView> request_view() const {
+    std::shared_ptr<const admission::ClusterView> snapshot = current();
+    return snapshot == nullptr ? nullptr : std::make_shared<kube::RequestView>(std::move(snapshot), nullptr);
+  }
   /// Called on the server's watch timer: reloads changed files and reports it; nullopt when
   /// nothing was reloaded. The API source reports its first sync here.
   virtual std::optional<ReloadOutcome> poll() = 0;

@@ -30,11 +30,16 @@ struct FoundSpec {
 /// other: name "" is not found, and no VMI is created.
 enum class NamelessMatcher { skip, look_up };
 
+/// The words of find_spec's error for an object the rules cannot read.
+inline constexpr std::string_view unreadable_object = "cannot be read by vmgate";
+
 /// Finds the spec for `vm.spec.instancetype` / `vm.spec.preference`: revisionName first, then a
 /// status.*Ref.controllerRevisionRef whose object-name label matches, then the live object.
 /// Returns a FoundSpec with spec == nullptr when the VM has no such matcher (or, with
 /// NamelessMatcher::skip, one without a name). Errors use the API server's words:
-///   `virtualmachineclusterinstancetypes.instancetype.kubevirt.io "u1.small" not found`.
+///   `virtualmachineclusterinstancetypes.instancetype.kubevirt.io "u1.small" not found`; an object
+/// the cluster holds but the rules cannot read (ClusterView::unreadable) is named with its problem:
+///   `... "huge" cannot be read by vmgate: spec.memory.guest '999999999999Ei': quantity out of range`.
 Result<FoundSpec> find_spec(MatcherType type, const json::Value& vm, std::string_view namespace_name,
                             const ClusterView& cluster, NamelessMatcher nameless = NamelessMatcher::skip);
 
