@@ -267,15 +267,20 @@ TEST(LiveLookup, TheBreakerOpensAfterFailuresInARowProbesAfterItsPauseAndClosesO
   EXPECT_EQ(fixture.lookup.recall(pvc("other")).state, Recalled::State::unknown);
 }
 
+// The only worker busy with a held GET of `first`: what is asked next waits in the queue.
+void occupy_the_worker(Fixture& fixture, Waiter& waiter, const std::string& first) {
+  fixture.script.hold();
+  fixture.lookup.resolve({pvc(first)}, Clock::now() + 10s, waiter.callback());
+  ASSERT_TRUE(fixture.script.wait_for_gets(1));
+}
+
 TEST(LiveLookup, WhatWaitsInTheQueueIsAnsweredAtOnceWhenTheBreakerOpens) {
   LookupTuning tuning;
   tuning.workers = 1;
   tuning.breaker_failures = 1;
   Fixture fixture(tuning);
-  fixture.script.hold();
   Waiter waiter;
-  fixture.lookup.resolve({pvc("broken")}, Clock::now() + 10s, waiter.callback());
-  ASSERT_TRUE(fixture.script.wait_for_gets(1));
+  occupy_the_worker(fixture, waiter, "broken");
   fixture.lookup.resolve({pvc("a"), pvc("b")}, Clock::now() + 10s, waiter.callback());
   EXPECT_EQ(fixture.lookup.stats().queued, 2U);
   fixture.script.release();
@@ -290,10 +295,8 @@ TEST(LiveLookup, TheQueueIsBounded) {
   tuning.workers = 1;
   tuning.max_queued = 2;
   Fixture fixture(tuning);
-  fixture.script.hold();
   Waiter waiter;
-  fixture.lookup.resolve({pvc("first")}, Clock::now() + 10s, waiter.callback());
-  ASSERT_TRUE(fixture.script.wait_for_gets(1));
+  occupy_the_worker(fixture, waiter, "first");
   fixture.lookup.resolve({pvc("a"), pvc("b"), pvc("c"), pvc("d")}, Clock::now() + 10s, waiter.callback());
   const LookupStats stats = fixture.lookup.stats();
   EXPECT_EQ(stats.queued, 2U);
