@@ -187,6 +187,36 @@ else
 fi
 check "the dry run prints the same causes" prints_causes "$work/vm-conflict.check.json" "$work/dry-conflict.err"
 
+# ---------------------------------------------------------------- the KubeVirt CR of one namespace
+# A tenant's own KubeVirt CR (here in namespace aaa, which sorts first) enabling HostDisk does not
+# configure vmgate: only the CR of KubeVirt's namespace does (--kubevirt-namespace).
+kubectl create namespace aaa >/dev/null
+kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: kubevirt.io/v1
+kind: KubeVirt
+metadata: {name: tenant-config, namespace: aaa}
+spec:
+  configuration:
+    developerConfiguration: {featureGates: [HostDisk]}
+EOF
+cat >"$work/vmi-hostdisk.yaml" <<'EOF'
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: hostdisk, namespace: team-a}
+spec:
+  domain:
+    memory: {guest: 128Mi}
+    devices:
+      disks: [{name: host, disk: {bus: virtio}}]
+  volumes:
+    - name: host
+      hostDisk: {path: /var/run/secrets/kubernetes.io/serviceaccount/token, type: Disk}
+EOF
+sleep 2  # the watch event of the CR, had vmgate listened to that namespace
+kubectl apply --dry-run=server -f "$work/vmi-hostdisk.yaml" >"$work/hostdisk.out" 2>&1 || true
+check "a KubeVirt CR outside KubeVirt's namespace grants no feature gate" \
+  grep -q 'HostDisk feature gate is not enabled' "$work/hostdisk.out"
+
 # ---------------------------------------------------------------- instancetype and VM in one apply
 cat >"$work/fresh.yaml" <<'EOF'
 apiVersion: instancetype.kubevirt.io/v1beta1

@@ -93,13 +93,25 @@ std::string describe_refusal(std::string_view what, const HttpResponse& response
   return std::string(what) + ": " + reason + ": " + status_message(response);
 }
 
-// The KubeVirt CR configuration of an index: the first CR by namespace/name (a cluster has one).
+// The KubeVirt CR configuration of an index (the install namespace's CRs only). A cluster has
+// one; with several, KubeVirt's GetConfigFromKubeVirtCR: none being deleted, one that virt-operator
+// deployed (a status.phase) before one it did not, then the first by name, so that the choice
+// does not change from one list to the next.
 std::shared_ptr<const admission::ClusterConfig> config_of(const KindIndex& kubevirts, std::string& problem) {
-  if (kubevirts.empty()) {
+  const auto rank = [](const CachedObject& kubevirt) {
+    const json::Value* metadata = json::find_object(kubevirt.value, "metadata");
+    if (metadata != nullptr && json::has(*metadata, "deletionTimestamp")) {
+      return 2;
+    }
+    const json::Value* status = json::find_object(kubevirt.value, "status");
+    return status != nullptr && !json::find_string(*status, "phase").empty() ? 0 : 1;
+  };
+  const auto first = std::min_element(kubevirts.begin(), kubevirts.end(), [&](const auto& a, const auto& b) {
+    return std::pair(rank(*a.second), a.first) < std::pair(rank(*b.second), b.first);
+  });
+  if (first == kubevirts.end() || rank(*first->second) == 2) {
     return std::make_shared<const admission::ClusterConfig>();
   }
-  const auto first = std::min_element(kubevirts.begin(), kubevirts.end(),
-                                      [](const auto& a, const auto& b) { return a.first < b.first; });
   Result<admission::ClusterConfig> config = admission::ClusterConfig::from_kubevirt(first->second->value);
   if (!config) {
     problem = "KubeVirt CR " + first->first + ": " + config.error().message + " (using the defaults)";
@@ -126,26 +138,31 @@ std::string ResourceSpec::object_path(std::string_view namespace_name, std::stri
   return prefix + "/namespaces/" + query_escape(namespace_name) + "/" + resource + "/" + escaped_name;
 }
 
-std::vector<ResourceSpec> admission_resources() {
+std::vector<ResourceSpec> admission_resources(std::string_view kubevirt_namespace) {
   const std::string instancetypes = "/apis/instancetype.kubevirt.io/v1beta1";
   const std::string cdi = "/apis/cdi.kubevirt.io/v1beta1";
   // Every kind but the KubeVirt CR is also looked up live on a miss: one `kubectl apply -f`
   // often creates an instancetype, a preference or a volume and the VM naming it, and the VM
   // can reach the webhook before the watch event of the object does.
   return {
-      {ObjectKind::instancetype, instancetypes, "virtualmachineinstancetypes", true, true, {}},
-      {ObjectKind::cluster_instancetype, instancetypes, "virtualmachineclusterinstancetypes", false, true, {}},
-      {ObjectKind::preference, instancetypes, "virtualmachinepreferences", true, true, {}},
-      {ObjectKind::cluster_preference, instancetypes, "virtualmachineclusterpreferences", false, true, {}},
-      {ObjectKind::persistent_volume_claim, "/api/v1", "persistentvolumeclaims", true, true, {}},
-      {ObjectKind::data_volume, cdi, "datavolumes", true, true, {}},
-      {ObjectKind::data_source, cdi, "datasources", true, true, {}},
-      {ObjectKind::volume_snapshot, "/apis/snapshot.storage.k8s.io/v1", "volumesnapshots", true, true, {}},
+      {ObjectKind::instancetype, instancetypes, "virtualmachineinstancetypes", true, true, {}, {}},
+      {ObjectKind::cluster_instancetype, instancetypes, "virtualmachineclusterinstancetypes", false, true, {}, {}},
+      {ObjectKind::preference, instancetypes, "virtualmachinepreferences", true, true, {}, {}},
+      {ObjectKind::cluster_preference, instancetypes, "virtualmachineclusterpreferences", false, true, {}, {}},
+      {ObjectKind::persistent_volume_claim, "/api/v1", "persistentvolumeclaims", true, true, {}, {}},
+      {ObjectKind::data_volume, cdi, "datavolumes", true, true, {}, {}},
+      {ObjectKind::data_source, cdi, "datasources", true, true, {}, {}},
+      {ObjectKind::volume_snapshot, "/apis/snapshot.storage.k8s.io/v1", "volumesnapshots", true, true, {}, {}},
       // Only the revisions KubeVirt writes for instancetypes and preferences (it labels them);
       // one written by hand is found by the live lookup.
-      {ObjectKind::controller_revision, "/apis/apps/v1", "controllerrevisions", true, true,
-       "instancetype.kubevirt.io/object-kind"},
-      {ObjectKind::kubevirt, "/apis/kubevirt.io/v1", "kubevirts", true, false, {}},
+      {ObjectKind::controller_revision,
+       "/apis/apps/v1",
+       "controllerrevisions",
+       true,
+       true,
+       "instancetype.kubevirt.io/object-kind",
+       {}},
+      {ObjectKind::kubevirt, "/apis/kubevirt.io/v1", "kubevirts", true, false, {}, std::string(kubevirt_namespace)},
   };
 }
 

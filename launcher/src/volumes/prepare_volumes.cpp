@@ -68,53 +68,14 @@ Status create_qcow2_once(const std::string& field, const std::string& file, std:
 }
 
 Status create_overlay(const ContainerDiskOverlay& overlay) {
-  Result<std::string> image = container_disk_file(overlay.image_volume);
+  Result<ContainerDisk> image = container_disk_file(overlay.image_volume);
   if (!image) {
     return Error{overlay.field + ": " + image.error().message};
   }
-  Result<std::string> format = probe_image_format(*image);
-  if (!format) {
-    return file_error(overlay.field, *image, format.error().message);
-  }
-  return create_qcow2_once(overlay.field, overlay.overlay, {"-b", *image, "-F", *format}, "");
+  // The checked format, given to QEMU: it never probes the image itself.
+  return create_qcow2_once(overlay.field, overlay.overlay,
+                           {"-b", image->file, "-F", std::string(format_name(image->format))}, "");
 }
-
-}  // namespace
-
-Result<std::string> container_disk_file(const std::string& image_volume) {
-  const fs::path dir = fs::path(image_volume) / kube::pod_paths::container_disk_subdir;
-  constexpr std::string_view layout = " (a containerDisk image holds its disk as the one file under disk/)";
-  std::error_code error;
-  if (!fs::exists(dir, error) && !error) {
-    return Error{dir.string() + ": does not exist" + std::string(layout)};
-  }
-  fs::directory_iterator entries(dir, error);
-  if (error) {
-    return Error{dir.string() + ": cannot read the directory: " + error.message() + std::string(layout)};
-  }
-  std::vector<std::string> files;
-  for (const fs::directory_entry& entry : entries) {
-    // is_regular_file follows a symlink, as QEMU does when it opens the backing file.
-    if (entry.is_regular_file(error)) {
-      files.push_back(entry.path().string());
-    }
-  }
-  if (files.size() == 1) {
-    return files.front();
-  }
-  if (files.empty()) {
-    return Error{dir.string() + ": no disk image file in it" + std::string(layout)};
-  }
-  std::sort(files.begin(), files.end());
-  std::string names;
-  for (const std::string& file : files) {
-    names += (names.empty() ? "" : ", ") + fs::path(file).filename().string();
-  }
-  return Error{dir.string() + ": " + std::to_string(files.size()) + " files (" + names + "), which is the disk?" +
-               std::string(layout)};
-}
-
-namespace {
 
 Status create_empty_disk(const EmptyDisk& disk) {
   return create_qcow2_once(disk.field, disk.file, {}, std::to_string(disk.bytes));
@@ -223,19 +184,6 @@ Status create_no_cloud_iso(const NoCloudIso& iso) {
 }
 
 }  // namespace
-
-Result<std::string> probe_image_format(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return Error{exists(file) ? "cannot be read" : "does not exist"};
-  }
-  std::array<char, 4> magic{};
-  in.read(magic.data(), magic.size());
-  if (in.gcount() == 4 && std::memcmp(magic.data(), "QFI\xfb", 4) == 0) {
-    return std::string("qcow2");
-  }
-  return std::string("raw");
-}
 
 std::set<std::string> block_volumes(const json::Value& vmi, const PodLayout& layout) {
   std::set<std::string> block;

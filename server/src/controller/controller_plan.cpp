@@ -301,6 +301,15 @@ json::Document vm_status(const json::Value& vm, const json::Value* vmi, bool sta
   return status;
 }
 
+// Owner references name an object of the dependent's own namespace (Kubernetes' rule): objects are
+// indexed by namespace and uid, so that an object in one namespace naming the uid of another
+// namespace's object is nobody's (isolation: a tenant's pod cannot fail another tenant's VMI).
+std::string namespaced_uid(const json::Value& object, std::string_view uid) {
+  std::string key(meta_string(object, "namespace"));
+  key.append("/").append(uid);
+  return key;
+}
+
 std::vector<Action> plan(const State& state, const PlanSettings& settings, std::vector<std::string>* notes) {
   std::vector<Action> actions;
   const auto note = [notes](std::string line) {
@@ -313,14 +322,16 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
   std::map<std::string, const json::Value*> vmi_by_uid;
   std::map<std::string, std::vector<const json::Value*>> pods_by_vmi_uid;
   for (const json::Value* vm : state.vms) {
-    vm_by_uid[std::string(meta_string(*vm, "uid"))] = vm;
+    vm_by_uid[namespaced_uid(*vm, meta_string(*vm, "uid"))] = vm;
   }
   for (const json::Value* vmi : state.vmis) {
     vmi_by_key[key_of(*vmi)] = vmi;
-    vmi_by_uid[std::string(meta_string(*vmi, "uid"))] = vmi;
+    vmi_by_uid[namespaced_uid(*vmi, meta_string(*vmi, "uid"))] = vmi;
   }
   for (const json::Value* pod : state.pods) {
-    pods_by_vmi_uid[std::string(controller_owner(*pod, "VirtualMachineInstance"))].push_back(pod);
+    if (const std::string_view owner = controller_owner(*pod, "VirtualMachineInstance"); !owner.empty()) {
+      pods_by_vmi_uid[namespaced_uid(*pod, owner)].push_back(pod);
+    }
   }
 
   // VirtualMachines: the run strategy, then the status.
@@ -420,13 +431,13 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
   // VirtualMachineInstances: orphans, deletion, the pod, the phase.
   for (const json::Value* vmi : state.vmis) {
     const std::string key = key_of(*vmi);
-    const std::string vmi_uid(meta_string(*vmi, "uid"));
+    const std::string vmi_uid = namespaced_uid(*vmi, meta_string(*vmi, "uid"));
     const std::string_view owner = controller_owner(*vmi, "VirtualMachine");
     const auto pods = pods_by_vmi_uid.find(vmi_uid);
     const json::Value* pod = pods == pods_by_vmi_uid.end() ? nullptr : pods->second.front();
     const std::string pod_key = std::string(meta_string(*vmi, "namespace")) + "/" + launcher_pod_name(*vmi);
     const bool pod_expected = pod == nullptr && state.expected_pods.count(pod_key) != 0;
-    if (!owner.empty() && vm_by_uid.count(std::string(owner)) == 0 && !deleting(*vmi)) {
+    if (!owner.empty() && vm_by_uid.count(namespaced_uid(*vmi, owner)) == 0 && !deleting(*vmi)) {
       // As the garbage collector would: the VM that owned it is gone.
       actions.push_back(action(ActionKind::delete_vmi, "VirtualMachineInstance", *vmi, "its VirtualMachine is gone"));
       continue;
@@ -477,11 +488,21 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
 
   // Launcher pods whose VMI is gone, or not the one that made them.
   for (const json::Value* pod : state.pods) {
-    const std::string owner(controller_owner(*pod, "VirtualMachineInstance"));
-    if (!deleting(*pod) && (owner.empty() ? false : vmi_by_uid.count(owner) == 0)) {
+    const std::string_view owner = controller_owner(*pod, "VirtualMachineInstance");
+    if (!deleting(*pod) && !owner.empty() && vmi_by_uid.count(namespaced_uid(*pod, owner)) == 0) {
       actions.push_back(action(ActionKind::delete_pod, "Pod", *pod, "its VirtualMachineInstance is gone"));
     }
   }
+  // An object without a namespace or a name (a broken API server, a bad watch event) would turn
+  // into a request on `/namespaces//...`: nothing is done to it.
+  std::erase_if(actions, [&note](const Action& planned) {
+    const bool created = planned.kind == ActionKind::create_vmi || planned.kind == ActionKind::create_pod;
+    if (!planned.namespace_name.empty() && (created || !planned.name.empty())) {
+      return false;
+    }
+    note(planned.kind_name + " without a namespace or a name: no " + std::string(to_string(planned.kind)));
+    return true;
+  });
   return actions;
 }
 

@@ -368,12 +368,13 @@ std::map<std::string, std::string> node_selectors(const json::Value& vmi, const 
       }
     }
   }
+  // The spec's machine type, which admission checked against the cluster's emulated machines.
+  // KubeVirt prefers status.machine, which virt-handler writes once a domain ran (for a migration's
+  // target); vmgate has no migration, and a status a user wrote at CREATE is nothing admission
+  // checked: it would put any label key into the pod's node selector.
   std::string_view machine;
-  if (const json::Value* type = json::find_path(vmi, {"status", "machine", "type"});
-      type != nullptr && type->IsString()) {
-    machine = json::as_view(*type);
-  } else if (const json::Value* spec_type = json::find_path(vmi, {"spec", "domain", "machine", "type"});
-             spec_type != nullptr && spec_type->IsString()) {
+  if (const json::Value* spec_type = json::find_path(vmi, {"spec", "domain", "machine", "type"});
+      spec_type != nullptr && spec_type->IsString()) {
     machine = json::as_view(*spec_type);
   }
   if (!machine.empty()) {
@@ -556,6 +557,8 @@ std::set<std::string> block_claims(const std::vector<const json::Value*>& vmis, 
   return out;
 }
 
+constexpr std::size_t max_generated_base = 58;  // apiserver's maxGeneratedNameLength: 63 - 5
+
 std::string launcher_pod_name(const json::Value& vmi) {
   const json::Value* metadata = json::find_object(vmi, "metadata");
   const std::string_view name = metadata == nullptr ? std::string_view() : json::find_string(*metadata, "name");
@@ -566,7 +569,14 @@ std::string launcher_pod_name(const json::Value& vmi) {
       suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
   }
-  return "virt-launcher-" + std::string(name) + "-" + suffix;
+  // KubeVirt's generateName "virt-launcher-<name>-", which the apiserver cuts to 58 characters
+  // before its 5 random ones: a long VMI name (up to 253) still makes a valid pod name, at most
+  // 63 characters. A cut that ends in '.' or '-' is fine: the suffix follows.
+  std::string base = "virt-launcher-" + std::string(name) + "-";
+  if (base.size() > max_generated_base) {
+    base.resize(max_generated_base);
+  }
+  return base + suffix;
 }
 
 Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& settings) {

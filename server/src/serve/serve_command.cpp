@@ -175,8 +175,8 @@ Result<std::unique_ptr<ClusterSource>> open_cluster(const ServeOptions& options,
     };
     kube::CacheTuning tuning;
     tuning.watch_idle = options.watch_idle;
-    Result<std::unique_ptr<kube::WatchCache>> cache =
-        kube::WatchCache::create(config, pipeline, std::move(cache_log), tuning);
+    Result<std::unique_ptr<kube::WatchCache>> cache = kube::WatchCache::create(
+        config, pipeline, std::move(cache_log), tuning, kube::admission_resources(options.kubevirt_namespace));
     if (!cache) {
       return cache.error();
     }

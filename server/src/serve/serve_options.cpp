@@ -84,8 +84,9 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
   set(Option::kubevirt_namespace, {.name = "kubevirt-namespace",
                                    .non_empty = true,
                                    .value_name = "NS",
-                                   .help = "KubeVirt's namespace; its service accounts count as KubeVirt\n"
-                                           "(default kubevirt)."});
+                                   .help = "KubeVirt's namespace: its service accounts count as KubeVirt,\n"
+                                           "and its KubeVirt CR is the cluster configuration; a KubeVirt CR\n"
+                                           "elsewhere is never read (default kubevirt)."});
   set(Option::launcher_service_account,
       {.name = "launcher-service-account",
        .non_empty = true,

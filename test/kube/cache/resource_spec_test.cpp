@@ -34,6 +34,18 @@ TEST(ResourceSpec, PathsAndApiVersions) {
   EXPECT_EQ(spec_of(specs, admission::ObjectKind::data_source).api_version(), "cdi.kubevirt.io/v1beta1");
 }
 
+// Only the install namespace's KubeVirt CR configures vmgate: one a tenant creates elsewhere is
+// never listed.
+TEST(ResourceSpec, TheKubeVirtCrIsReadFromOneNamespace) {
+  EXPECT_EQ(spec_of(admission_resources(), admission::ObjectKind::kubevirt).collection_path(),
+            "/apis/kubevirt.io/v1/namespaces/kubevirt/kubevirts");
+  EXPECT_EQ(spec_of(admission_resources("kv-system"), admission::ObjectKind::kubevirt).collection_path(),
+            "/apis/kubevirt.io/v1/namespaces/kv-system/kubevirts");
+  for (const ResourceSpec& spec : admission_resources()) {
+    EXPECT_EQ(spec.only_namespace.empty(), spec.kind != admission::ObjectKind::kubevirt) << spec.resource;
+  }
+}
+
 TEST(ResourceSpec, EveryKindTheStoreHoldsIsReadOnceAndOnlyTheKubeVirtCrIsNotLookedUpLive) {
   std::set<admission::ObjectKind> kinds;
   for (const ResourceSpec& spec : admission_resources()) {

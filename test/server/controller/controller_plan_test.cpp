@@ -363,6 +363,47 @@ TEST(Plan, OrphansAreDeleted) {
   EXPECT_EQ(world.pods.size(), 1U);
 }
 
+// Owner references are read in the dependent's own namespace: a pod of another namespace naming
+// a VMI's uid does not fail that VMI, and a VMI naming another namespace's VM is an orphan.
+TEST(Plan, OwnershipIsByNamespaceAndUid) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  world.settle(settings());
+  world.set_vmi_phase("Running", true);
+  world.set_pod_phase("Running");
+  const std::string vmi_uid = text(world.vmis.begin()->second, "/metadata/uid");
+  const std::string vm_uid = text(world.vms.begin()->second, "/metadata/uid");
+  // A tenant of team-a: a launcher-labelled pod, terminated, owned by ns1's VMI's uid.
+  world.put("Pod", parse(R"({"metadata":{"name":"fake","namespace":"team-a","uid":"p-fake",
+    "labels":{"kubevirt.io":"virt-launcher"},
+    "ownerReferences":[{"kind":"VirtualMachineInstance","name":"vm1","uid":")" +
+                         vmi_uid + R"(","controller":true}]},"status":{"phase":"Failed"}})"));
+  // And a VMI of team-a owned by ns1's VM's uid.
+  world.put("VirtualMachineInstance", parse(R"({"metadata":{"name":"vm1","namespace":"team-a","uid":"v-fake",
+    "ownerReferences":[{"kind":"VirtualMachine","name":"vm1","uid":")" +
+                                            vm_uid + R"(","controller":true}]},"spec":{}})"));
+  world.settle(settings());
+  EXPECT_EQ(text(world.vmis.at("ns1/vm1"), "/status/phase"), "Running");
+  EXPECT_EQ(text(world.vms.at("ns1/vm1"), "/status/printableStatus"), "Running");
+  EXPECT_EQ(world.pods.count("team-a/fake"), 0U);  // nobody's: deleted as an orphan
+  EXPECT_EQ(world.vmis.count("team-a/vm1"), 0U);   // its VM (in team-a) does not exist
+  EXPECT_EQ(world.pods.size(), 1U);                // ns1's launcher pod stays
+}
+
+// Objects a broken API server might hand over without a namespace or a name are left alone, not
+// turned into `DELETE /namespaces//pods/...`.
+TEST(Plan, ObjectsWithoutANamespaceOrANameAreLeftAlone) {
+  World world;
+  world.put("Pod", parse(R"({"metadata":{"name":"","namespace":"ns1","uid":"p1",
+    "ownerReferences":[{"kind":"VirtualMachineInstance","name":"x","uid":"gone","controller":true}]}})"));
+  world.pods["/nameless"] = parse(R"({"metadata":{"name":"stray","uid":"p2",
+    "ownerReferences":[{"kind":"VirtualMachineInstance","name":"x","uid":"gone","controller":true}]}})");
+  std::vector<std::string> notes;
+  EXPECT_TRUE(plan(world.state(), settings(), &notes).empty());
+  ASSERT_EQ(notes.size(), 2U);
+  EXPECT_EQ(notes[0], "Pod without a namespace or a name: no delete Pod");
+}
+
 TEST(Plan, AVmRecreatedUnderTheSameNameWaitsForTheOldVmi) {
   World world;
   world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));

@@ -109,6 +109,21 @@ constexpr std::string_view hugepages_vmi = R"({
                {"name":"raw","persistentVolumeClaim":{"claimName":"raw-pvc"}},
                {"name":"cloudinit","cloudInitNoCloud":{"userData":"#cloud-config"}}]}})";
 
+// A VMI name of up to 253 characters (admitted) makes a valid pod name, cut as the apiserver cuts
+// KubeVirt's generateName: the isolation issue's 240-character VM made the create fail 422 and
+// the controller recreate its VMI without end.
+TEST(LauncherPod, ALongVmiNameIsCutAsAGenerateName) {
+  json::Document vmi =
+      parse(R"({"metadata":{"name":"x","namespace":"ns1","uid":"6a1b2c3d-0000-4000-8000-000000000001"}})");
+  const std::string long_name(240, 'a');
+  json::set_string(vmi["metadata"], "name", long_name, vmi.GetAllocator());
+  const std::string name = launcher_pod_name(vmi);
+  EXPECT_EQ(name, "virt-launcher-" + std::string(44, 'a') + "6a1b2");
+  EXPECT_EQ(name.size(), 63U);
+  json::set_string(vmi["metadata"], "name", "vm1", vmi.GetAllocator());
+  EXPECT_EQ(launcher_pod_name(vmi), "virt-launcher-vm1-6a1b2");
+}
+
 TEST(LauncherPod, MetadataCommandAndOwner) {
   const json::Document vmi = parse(hugepages_vmi);
   PodSettings settings;
@@ -216,6 +231,20 @@ TEST(LauncherPod, NodeSelectorsForModelFeaturesMachineAndTheVmis) {
                            R"({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
            {"matchExpressions":[{"key":"zone","operator":"In","values":["a"]},
                                 {"key":"cpu-feature.node.kubevirt.io/svm","operator":"DoesNotExist"}]}]}}})"));
+}
+
+// status.machine is the node agent's to write: one a user set at CREATE selects nothing.
+TEST(LauncherPod, TheMachineTypeLabelComesFromTheSpecOnly) {
+  json::Document vmi = parse(hugepages_vmi);
+  auto& a = vmi.GetAllocator();
+  json::Value& status = json::ensure_object(vmi, "status", a);
+  json::set(status, "machine", json::copy(parse(R"({"type":"pc-q35-rhel9.6.0/../x"})"), a), a);
+  Result<json::Document> pod = launcher_pod(vmi, PodSettings{});
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const json::Value* selectors = json::find_path(*pod, {"spec", "nodeSelector"});
+  ASSERT_NE(selectors, nullptr);
+  EXPECT_EQ(text(*selectors, "/machine-type.node.kubevirt.io~1q35"), "true");
+  EXPECT_EQ(selectors->MemberCount(), 6U);
 }
 
 TEST(LauncherPod, HostModelGetsNoModelLabelButAvoidsObsoleteHosts) {

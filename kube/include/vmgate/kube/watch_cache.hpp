@@ -35,16 +35,21 @@ struct ResourceSpec {
   bool namespaced = true;
   bool live_lookup = false;    // GET on a cache miss
   std::string label_selector;  // empty: every object
+  std::string only_namespace;  // set: that namespace's objects only (the KubeVirt CR)
 
-  [[nodiscard]] std::string collection_path() const { return prefix + "/" + resource; }
+  [[nodiscard]] std::string collection_path() const {
+    return only_namespace.empty() ? prefix + "/" + resource : prefix + "/namespaces/" + only_namespace + "/" + resource;
+  }
   [[nodiscard]] std::string object_path(std::string_view namespace_name, std::string_view name) const;
   [[nodiscard]] std::string api_version() const;  // "cdi.kubevirt.io/v1beta1", "v1"
 };
 
 /// What vmgate reads, with the verbs listed in the README's RBAC section: instancetypes and
 /// preferences (both scopes), PVCs, DataVolumes, DataSources, VolumeSnapshots,
-/// ControllerRevisions, KubeVirt CRs.
-std::vector<ResourceSpec> admission_resources();
+/// ControllerRevisions, and the KubeVirt CR of `kubevirt_namespace` only (KubeVirt's install
+/// namespace, where virt-config reads it): a KubeVirt CR that a tenant creates in a namespace of
+/// its own never configures vmgate.
+std::vector<ResourceSpec> admission_resources(std::string_view kubevirt_namespace = "kubevirt");
 
 struct CacheTuning {
   std::size_t page_size = 500;

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vmgate/common/result.hpp"
@@ -17,14 +18,22 @@
 
 namespace vmgate::launcher {
 
-/// "qcow2" when the file starts with the qcow2 magic, else "raw" (the formats a containerDisk
-/// image may have). Errors: the file cannot be read.
-Result<std::string> probe_image_format(const std::string& file);
+/// The formats a containerDisk image may hold (KubeVirt's VerifyImage).
+enum class ImageFormat { raw, qcow2 };
+std::string_view format_name(ImageFormat format);  // "raw", "qcow2"
 
-/// The disk of a containerDisk image volume: the one file under `<image_volume>/disk/`, where
-/// KubeVirt's containerDisk images keep it (any name: disk.img, disk.qcow2, ...). Errors name the
-/// directory: it cannot be read, it holds no file, or several.
-Result<std::string> container_disk_file(const std::string& image_volume);
+struct ContainerDisk {
+  std::string file;  // symbolic links resolved (inside the image): what QEMU opens
+  ImageFormat format = ImageFormat::raw;
+};
+
+/// The disk of a containerDisk image volume (container_disk.cpp): the one entry under
+/// `<image_volume>/disk/`, where KubeVirt's containerDisk images keep it (any name: disk.img,
+/// disk.qcow2, ...), a symbolic link followed inside the image only (an absolute target or `..`
+/// never leaves it), which must be a regular file of the image's own file system, raw or qcow2,
+/// and a qcow2 without a backing file or an external data file: the guest reads the image's
+/// bytes, never a file of the launcher's. Errors name the directory or the file and the reason.
+Result<ContainerDisk> container_disk_file(const std::string& image_volume);
 
 /// Runs `argv` (argv[0] looked up in PATH) with stdout discarded, and waits at most `timeout`
 /// (then kills it). Errors: not found, killed, or a non-zero exit, with the tool's last line of

@@ -45,8 +45,10 @@ inline constexpr const char* vmi_id_label = "vmi.kubevirt.io/id";
 /// Errors: a quantity in the VMI that does not parse, naming the field.
 Result<admission::Quantity> memory_overhead(const json::Value& vmi, const PodSettings& settings);
 
-/// The pod's name: virt-launcher-<vmi name>-<5 characters of the VMI's uid>. Deterministic, so
-/// that a second create (a retry, another replica) gets 409 AlreadyExists instead of a second pod.
+/// The pod's name: virt-launcher-<vmi name>-, cut to 58 characters as the apiserver cuts
+/// KubeVirt's generateName, then 5 characters of the VMI's uid: at most 63 characters whatever
+/// the VMI's name. Deterministic, so that a second create (a retry, another replica) gets 409
+/// AlreadyExists instead of a second pod.
 std::string launcher_pod_name(const json::Value& vmi);
 
 /// "namespace/claim" of the PVCs (and DataVolumes' PVCs) the VMIs name whose spec.volumeMode is
