@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "vmgate/admission/quantity_json.hpp"
@@ -71,10 +73,32 @@ bool bool_member(const json::Value* object, std::string_view key, bool fallback)
   return value != nullptr && value->IsBool() ? value->GetBool() : fallback;
 }
 
-// hardware.GetNumberOfVCPUs: sockets x cores x threads, each at least 1.
-std::int64_t vcpus_of_topology(const json::Value* cpu) {
-  const auto part = [cpu](std::string_view key) { return std::max<std::int64_t>(1, int_member(cpu, key, 1)); };
-  return part("sockets") * part("cores") * part("threads");
+// The most vCPUs a launcher pod is rendered for (QEMU's q35 limit). A VMI that bypassed the
+// webhook may say anything: its numbers must neither overflow the arithmetic below nor make a pod
+// the API server refuses (whose create would fail again at every pass).
+constexpr std::int64_t max_vcpus = 4096;
+
+// hardware.GetNumberOfVCPUs: sockets x cores x threads, each at least 1. Errors: more than
+// max_vcpus.
+Result<std::int64_t> vcpus_of_topology(const json::Value* cpu) {
+  const auto part = [cpu](std::string_view key) {
+    return std::clamp<std::int64_t>(int_member(cpu, key, 1), 1, max_vcpus + 1);
+  };
+  const std::int64_t vcpus = part("sockets") * part("cores") * part("threads");  // at most 4097^3
+  if (vcpus > max_vcpus) {
+    return Error{"spec.domain.cpu: sockets x cores x threads is more than the " + std::to_string(max_vcpus) +
+                 " vCPUs a launcher pod is rendered for"};
+  }
+  return vcpus;
+}
+
+// a * b / c for the byte counts of a quantity; nullopt when a * b overflows.
+std::optional<std::int64_t> scaled(std::int64_t a, std::int64_t b, std::int64_t c) {
+  std::int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) {
+    return std::nullopt;
+  }
+  return product / c;
 }
 
 bool is_dedicated(const json::Value* domain) {
@@ -95,6 +119,11 @@ Result<ResourceList> resource_list(const json::Value* domain, std::string_view w
     if (!parsed) {
       return Error{"spec.domain.resources." + std::string(which) + "." + name + " '" +
                    admission::quantity_text(&member.value) + "': " + parsed.error().message};
+    }
+    // The API server refuses a negative resource in a pod: the create would fail, again and again.
+    if (parsed->sign() < 0) {
+      return Error{"spec.domain.resources." + std::string(which) + "." + name + " '" +
+                   admission::quantity_text(&member.value) + "': must not be negative"};
     }
     list.emplace(name, *parsed);
   }
@@ -238,7 +267,11 @@ Result<Resources> render_resources(const json::Value& vmi, const PodSettings& se
           requests["memory"] = *base;
         } else {
           const std::int64_t bytes = base->value().ok() ? *base->value() : 0;
-          requests["memory"] = Quantity::from_int(bytes * 100 / settings.memory_overcommit, base->format());
+          const std::optional<std::int64_t> request = scaled(bytes, 100, settings.memory_overcommit);
+          if (!request) {
+            return Error{"spec.domain.memory.guest: too large to request"};
+          }
+          requests["memory"] = Quantity::from_int(*request, base->format());
         }
       }
     }
@@ -246,9 +279,15 @@ Result<Resources> render_resources(const json::Value& vmi, const PodSettings& se
 
   // CPU: WithCPUPinning (dedicated) or WithoutDedicatedCPU.
   const json::Value* cpu = domain == nullptr ? nullptr : json::find_object(*domain, "cpu");
-  const std::int64_t vcpus = cpu != nullptr ? vcpus_of_topology(cpu) : 1;
-  const std::int64_t io_threads =
-      domain == nullptr ? 0 : int_member(json::find_object(*domain, "ioThreads"), "supplementalPoolThreadCount", 0);
+  Result<std::int64_t> topology = cpu != nullptr ? vcpus_of_topology(cpu) : Result<std::int64_t>(1);
+  if (!topology) {
+    return topology.error();
+  }
+  const std::int64_t vcpus = *topology;
+  // At most one I/O thread per vCPU is of use; a larger count is read as that many.
+  const std::int64_t io_threads = std::clamp<std::int64_t>(
+      domain == nullptr ? 0 : int_member(json::find_object(*domain, "ioThreads"), "supplementalPoolThreadCount", 0), 0,
+      max_vcpus);
   if (is_dedicated(domain)) {
     // WithCPUPinning: whole CPUs, requests = limits (guaranteed QoS), one more for an isolated
     // emulator thread.
@@ -458,20 +497,25 @@ Result<Quantity> memory_overhead(const json::Value& vmi, const PodSettings& sett
   // Page tables: one byte for every 512 bytes of requested memory (counted in whole kB first).
   const Quantity requested = get_or_zero(*requests, "memory");
   const std::int64_t bytes = requested.value().ok() ? *requested.value() : 0;
-  const std::int64_t kilo_rounded = (bytes + 999) / 1000 * 1000;
+  // (bytes + 999) / 1000 * 1000 without the sum: bytes (never negative) may be near the int64 limit.
+  const std::int64_t kilo_rounded = (bytes / 1000 + (bytes % 1000 != 0 ? 1 : 0)) * 1000;
   Quantity overhead = Quantity::from_int(kilo_rounded / 512, Quantity::Format::decimal_si);
   // virt-launcher-monitor 25Mi, virt-launcher 100Mi, virtlogd 25Mi, virtqemud 40Mi, qemu 50Mi.
   overhead = add(overhead, mi(25 + 100 + 25 + 40 + 50));
   const json::Value* cpu = domain == nullptr ? nullptr : json::find_object(*domain, "cpu");
   std::int64_t vcpus = 0;
   if (cpu != nullptr) {
-    vcpus = vcpus_of_topology(cpu);
+    Result<std::int64_t> topology = vcpus_of_topology(cpu);
+    if (!topology) {
+      return topology.error();
+    }
+    vcpus = *topology;
   } else if (limits->count("cpu") != 0) {
     vcpus = limits->at("cpu").value().ok() ? *limits->at("cpu").value() : 0;
   } else if (requests->count("cpu") != 0) {
     vcpus = requests->at("cpu").value().ok() ? *requests->at("cpu").value() : 0;
   }
-  vcpus = std::max<std::int64_t>(vcpus, 1);
+  vcpus = std::clamp<std::int64_t>(vcpus, 1, max_vcpus);
   overhead = add(overhead, mi(8 * vcpus));
   overhead = add(overhead, mi(8));  // the IO thread
   const json::Value* devices = domain == nullptr ? nullptr : json::find_object(*domain, "devices");
@@ -524,10 +568,13 @@ Result<Quantity> memory_overhead(const json::Value& vmi, const PodSettings& sett
   if (settings.additional_overhead_ratio) {
     // MultiplyMemory: the kB count times (ratio - 1), truncated, added in kB.
     const std::int64_t total = overhead.value().ok() ? *overhead.value() : 0;
-    const std::int64_t kilo = (total + 999) / 1000;
-    const auto extra =
-        static_cast<std::int64_t>(static_cast<double>(kilo) * (*settings.additional_overhead_ratio - 1.0));
-    overhead = add(overhead, Quantity::from_int(extra * 1000, Quantity::Format::decimal_si));
+    const std::int64_t kilo = (total + 999) / 1000;  // the overhead: far below the int64 limit
+    const double extra = static_cast<double>(kilo) * (*settings.additional_overhead_ratio - 1.0) * 1000.0;
+    if (!(extra > -9.0e18 && extra < 9.0e18)) {
+      return Error{"the additional overhead ratio makes the memory overhead too large"};
+    }
+    overhead = add(overhead,
+                   Quantity::from_int(static_cast<std::int64_t>(extra / 1000.0) * 1000, Quantity::Format::decimal_si));
   }
   return overhead;
 }
@@ -650,7 +697,9 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
   if (const std::string_view subdomain = json::find_string(*spec, "subdomain"); !subdomain.empty()) {
     json::set_string(pod_spec, "subdomain", subdomain, a);
   }
-  const std::int64_t grace = int_member(spec, "terminationGracePeriodSeconds", 30);
+  // Any grace period a VMI asks for, up to a year, plus KubeVirt's padding: no overflow.
+  const std::int64_t grace =
+      std::clamp<std::int64_t>(int_member(spec, "terminationGracePeriodSeconds", 30), 0, std::int64_t{366} * 24 * 3600);
   json::set(pod_spec, "terminationGracePeriodSeconds",
             json::Value(static_cast<std::int64_t>(grace + 2 * grace_padding_seconds)), a);
   json::set_string(pod_spec, "restartPolicy", "Never", a);

@@ -124,6 +124,30 @@ TEST(LauncherPod, ALongVmiNameIsCutAsAGenerateName) {
   EXPECT_EQ(launcher_pod_name(vmi), "virt-launcher-vm1-6a1b2");
 }
 
+// A VMI that bypassed the webhook (an excluded namespace, a failurePolicy: Ignore outage) may hold
+// any number: the renderer refuses what would overflow its arithmetic or make a pod the API
+// server refuses, naming the field, instead of computing garbage.
+TEST(LauncherPod, NumbersBeyondReasonAreRefusedNotOverflowed) {
+  const auto render = [](std::string_view domain, std::string_view spec_extra = "") {
+    return launcher_pod(parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{)" +
+                              std::string(spec_extra) + R"("domain":)" + std::string(domain) + "}}"),
+                        PodSettings{});
+  };
+  const Result<json::Document> sockets = render(R"({"cpu":{"sockets":4294967296,"cores":4294967296,"threads":8}})");
+  ASSERT_FALSE(sockets.ok());
+  EXPECT_EQ(sockets.error().message,
+            "spec.domain.cpu: sockets x cores x threads is more than the 4096 vCPUs a launcher pod is rendered for");
+  const Result<json::Document> negative = render(R"({"resources":{"requests":{"memory":"-18014398207492092"}}})");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.error().message,
+            "spec.domain.resources.requests.memory '-18014398207492092': must not be negative");
+  const Result<json::Document> huge = render(R"({"resources":{"requests":{"memory":"9223372036854775807"}}})");
+  ASSERT_TRUE(huge.ok()) << huge.error().message;  // the largest request: no overflow in the overhead
+  const Result<json::Document> grace = render("{}", R"("terminationGracePeriodSeconds":9223372036854775807,)");
+  ASSERT_TRUE(grace.ok()) << grace.error().message;
+  EXPECT_EQ(json::find_path(*grace, {"spec", "terminationGracePeriodSeconds"})->GetInt64(), 366 * 24 * 3600 + 30);
+}
+
 TEST(LauncherPod, MetadataCommandAndOwner) {
   const json::Document vmi = parse(hugepages_vmi);
   PodSettings settings;
