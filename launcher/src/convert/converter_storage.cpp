@@ -238,9 +238,14 @@ void Converter::map_volume_source(XmlElement& disk, const Value& volume, const s
     file = empty_disk_file(layout, name);
   } else if (const Value* host = json::find(volume, "hostDisk");
              check_keys(host, path + ".hostDisk", {"path", "type", "capacity", "shared"})) {
-    file = get_string(*host, "path", path + ".hostDisk").value_or("");
-    if (file.empty()) {
+    const std::string node_path = get_string(*host, "path", path + ".hostDisk").value_or("");
+    if (node_path.empty()) {
       fail(path + ".hostDisk.path", "required");
+    } else if (kube::pod_paths::host_disk_file_name(node_path).empty()) {
+      fail(path + ".hostDisk.path", "must be an absolute path to a file of the node");
+    } else {
+      // A path of the node, mounted into the pod by its directory: never a launcher file.
+      file = host_disk_file(layout, name, node_path);
     }
   } else if (const Value* cloud = json::find(volume, "cloudInitNoCloud");
              check_keys(cloud, path + ".cloudInitNoCloud",

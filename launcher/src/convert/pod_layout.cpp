@@ -57,6 +57,10 @@ std::string pvc_disk_file(const PodLayout& layout, std::string_view volume) {
   return layout.pvc_dir + "/" + std::string(volume) + "/disk.img";
 }
 
+std::string host_disk_file(const PodLayout& layout, std::string_view volume, std::string_view path) {
+  return layout.pvc_dir + "/" + std::string(volume) + "/" + std::string(kube::pod_paths::host_disk_file_name(path));
+}
+
 std::string pvc_block_device(const PodLayout& layout, std::string_view volume) {
   return layout.block_device_dir + "/" + std::string(volume);
 }

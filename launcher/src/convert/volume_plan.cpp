@@ -204,19 +204,23 @@ Result<VolumePlan> plan_volumes(const json::Value& vmi, const PodLayout& layout)
                             0});
     } else if (const Value* host = json::find_object(volume, "hostDisk"); host != nullptr) {
       const std::string host_field = field + ".hostDisk";
-      const std::string_view path = json::find_string(*host, "path");
-      if (path.empty()) {
+      const std::string_view node_path = json::find_string(*host, "path");
+      if (node_path.empty()) {
         return field_error(host_field + ".path", "required");
       }
+      if (kube::pod_paths::host_disk_file_name(node_path).empty()) {
+        return field_error(host_field + ".path", "must be an absolute path to a file of the node");
+      }
+      const std::string path = host_disk_file(layout, volume_name, node_path);
       const std::string_view type = json::find_string(*host, "type");
       if (type == "DiskOrCreate") {
         Result<std::uint64_t> bytes = capacity_bytes(*host, host_field, false);
         if (!bytes) {
           return bytes.error();
         }
-        plan.files.push_back({host_field, std::string(path), *bytes});
+        plan.files.push_back({host_field, path, *bytes});
       } else if (type == "Disk") {
-        plan.files.push_back({host_field, std::string(path), 0});
+        plan.files.push_back({host_field, path, 0});
       } else {
         return field_error(host_field + ".type", "must be Disk or DiskOrCreate");
       }

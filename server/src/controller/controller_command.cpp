@@ -491,6 +491,7 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     settings.pod.service_account = options.launcher_service_account;
     settings.pod.allow_emulation = options.use_emulation;
     settings.pod.cluster_architecture = cluster->config().default_architecture;
+    settings.pod.host_disk_enabled = cluster->config().feature_gate_enabled("HostDisk");
     settings.build_vmi = [&](const json::Value& vm) {
       const json::Value* metadata = json::find_object(vm, "metadata");
       return pipeline.expand(vm, metadata == nullptr ? "" : json::find_string(*metadata, "namespace"), state.now,

@@ -784,6 +784,25 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       } else {
         mount(mounts, volume_name, std::string(pod_paths::pvc_dir) + "/" + volume_name, claim_read_only);
       }
+    } else if (const json::Value* host = json::find_object(*volume, "hostDisk"); host != nullptr) {
+      // handleHostDisk: the node's directory of the path, where the launcher reads the file.
+      const std::string field = "spec.volumes[" + std::to_string(index) + "].hostDisk";
+      if (!settings.host_disk_enabled) {
+        return Error{field + ": HostDisk feature gate is not enabled"};
+      }
+      const std::string_view node_path = json::find_string(*host, "path");
+      if (pod_paths::host_disk_file_name(node_path).empty()) {
+        return Error{field + ".path: must be an absolute path to a file of the node"};
+      }
+      json::Value entry(rapidjson::kObjectType);
+      json::set_string(entry, "name", volume_name, a);
+      json::Value source(rapidjson::kObjectType);
+      json::set_string(source, "path", pod_paths::host_disk_node_dir(node_path), a);
+      json::set_string(source, "type",
+                       json::find_string(*host, "type") == "DiskOrCreate" ? "DirectoryOrCreate" : "Directory", a);
+      json::set(entry, "hostPath", std::move(source), a);
+      volumes.PushBack(entry, a);
+      mount(mounts, volume_name, std::string(pod_paths::pvc_dir) + "/" + volume_name, false);
     } else if (const json::Value* disk = json::find_object(*volume, "containerDisk"); disk != nullptr) {
       // withImageVolumes: the image as a pod image volume, mounted read-only at disk_<index>.
       json::Value entry(rapidjson::kObjectType);

@@ -52,7 +52,9 @@ TEST(VolumePlan, ListsWhatEveryVolumeNeeds) {
   ASSERT_EQ(plan->files.size(), 2U);
   EXPECT_EQ(plan->files[0].file, "/pod/var/run/kubevirt-private/vmi-disks/data/disk.img");
   EXPECT_EQ(plan->files[0].create_bytes, 0U);
-  EXPECT_EQ(plan->files[1].file, "/mnt/host/disk.img");
+  // The node's /mnt/host, mounted by the controller where the launcher reads it (never /mnt/host
+  // of the launcher's own container).
+  EXPECT_EQ(plan->files[1].file, "/pod/var/run/kubevirt-private/vmi-disks/host/disk.img");
   EXPECT_EQ(plan->files[1].create_bytes, 1000000000U);
 
   ASSERT_EQ(plan->no_cloud.size(), 1U);
@@ -157,6 +159,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadVolume{R"([{"name": "e", "emptyDisk": {"capacity": "1Ki"}}])",
                   "spec.volumes[0].emptyDisk.capacity: must be at least 1Mi"},
         BadVolume{R"([{"name": "h", "hostDisk": {"type": "Disk"}}])", "spec.volumes[0].hostDisk.path: required"},
+        BadVolume{R"([{"name": "h", "hostDisk": {"path": "relative.img", "type": "Disk"}}])",
+                  "spec.volumes[0].hostDisk.path: must be an absolute path to a file of the node"},
+        BadVolume{R"([{"name": "h", "hostDisk": {"path": "/data/", "type": "Disk"}}])",
+                  "spec.volumes[0].hostDisk.path: must be an absolute path to a file of the node"},
         BadVolume{R"([{"name": "h", "hostDisk": {"path": "/x", "type": "Create"}}])",
                   "spec.volumes[0].hostDisk.type: must be Disk or DiskOrCreate"},
         BadVolume{R"([{"name": "h", "hostDisk": {"path": "/x", "type": "DiskOrCreate"}}])",

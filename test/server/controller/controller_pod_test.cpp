@@ -148,6 +148,32 @@ TEST(LauncherPod, NumbersBeyondReasonAreRefusedNotOverflowed) {
   EXPECT_EQ(json::find_path(*grace, {"spec", "terminationGracePeriodSeconds"})->GetInt64(), 366 * 24 * 3600 + 30);
 }
 
+// A hostDisk path is the node's: its directory becomes a hostPath volume mounted where the
+// launcher reads the file, and only with the HostDisk gate (a VMI that bypassed the webhook gets
+// no node path).
+TEST(LauncherPod, AHostDiskIsTheNodesDirectoryBehindTheGate) {
+  const json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{
+    "domain":{"devices":{"disks":[{"name":"host","disk":{}}]}},
+    "volumes":[{"name":"host","hostDisk":{"path":"/data/images/disk.img","type":"DiskOrCreate","capacity":"1Gi"}}]}})");
+  PodSettings settings;
+  const Result<json::Document> refused = launcher_pod(vmi, settings);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "spec.volumes[0].hostDisk: HostDisk feature gate is not enabled");
+  settings.host_disk_enabled = true;
+  const Result<json::Document> pod = launcher_pod(vmi, settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_TRUE(
+      testing::json_equals(json::find_path(*pod, {"spec", "volumes"}),
+                           R"([{"name":"host","hostPath":{"path":"/data/images","type":"DirectoryOrCreate"}}])"));
+  EXPECT_TRUE(
+      testing::json_equals(json::find(json::find_path(*pod, {"spec", "containers"})->GetArray()[0], "volumeMounts"),
+                           R"([{"name":"host","mountPath":"/var/run/kubevirt-private/vmi-disks/host"}])"));
+  const json::Document relative = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{
+    "domain":{},"volumes":[{"name":"host","hostDisk":{"path":"token","type":"Disk"}}]}})");
+  EXPECT_EQ(launcher_pod(relative, settings).error().message,
+            "spec.volumes[0].hostDisk.path: must be an absolute path to a file of the node");
+}
+
 TEST(LauncherPod, MetadataCommandAndOwner) {
   const json::Document vmi = parse(hugepages_vmi);
   PodSettings settings;

@@ -66,6 +66,10 @@ Result<std::string> kernel_boot_file(const PodLayout& layout, std::string_view p
 PodLayout layout_below(std::string_view root);
 
 std::string pvc_disk_file(const PodLayout& layout, std::string_view volume);
+/// The hostDisk `volume` with node path `path`, where the pod mounts the node's directory:
+/// `<pvc_dir>/<volume>/<file name of path>` (kube::pod_paths::host_disk_file_name; the caller
+/// refuses a path without one).
+std::string host_disk_file(const PodLayout& layout, std::string_view volume, std::string_view path);
 std::string pvc_block_device(const PodLayout& layout, std::string_view volume);
 /// The image volume directory of the containerDisk at spec.volumes[volume_index]; the disk file
 /// in it is found when the volumes are prepared (container_disk_file, volume_prepare.hpp).

@@ -30,6 +30,7 @@ struct PodSettings {
   std::optional<double> additional_overhead_ratio;    // additionalGuestMemoryOverheadRatio
   std::map<std::string, std::string> node_selectors;  // configuration.nodeSelectors (cluster-wide)
   std::set<std::string> block_claims;                 // PVCs with volumeMode Block (volumeDevices instead of mounts)
+  bool host_disk_enabled = false;                     // the HostDisk feature gate of the KubeVirt CR
 };
 
 /// Labels and names the controller relies on.
@@ -55,8 +56,11 @@ std::string launcher_pod_name(const json::Value& vmi);
 /// Block, for PodSettings::block_claims. PVCs missing from `cluster` count as filesystems.
 std::set<std::string> block_claims(const std::vector<const json::Value*>& vmis, const admission::ClusterView& cluster);
 
-/// The launcher pod for `vmi` (which must carry metadata.name, namespace and uid).
-/// Errors name the field: a missing name/namespace/uid, a quantity that does not parse.
+/// The launcher pod for `vmi` (which must carry metadata.name, namespace and uid). A hostDisk is
+/// the node's directory of its path as a hostPath volume, mounted where the launcher reads it
+/// (kube/pod_paths.hpp), and only with the HostDisk gate: a VMI that bypassed the webhook gets
+/// no node path. Errors name the field: a missing name/namespace/uid, a quantity that does not
+/// parse, a hostDisk without the gate or without an absolute file path.
 Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& settings);
 
 }  // namespace vmgate::controller
