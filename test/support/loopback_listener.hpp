@@ -7,7 +7,8 @@ namespace vmgate::testing {
 
 class LoopbackListener {
  public:
-  /// Binds and listens; throws std::runtime_error when it cannot.
+  /// Binds and listens; throws std::runtime_error when it cannot. Ignores SIGPIPE in the test
+  /// process: a server's write to a client that has gone fails instead of killing the test.
   LoopbackListener();
   LoopbackListener(const LoopbackListener&) = delete;
   LoopbackListener& operator=(const LoopbackListener&) = delete;
