@@ -124,6 +124,31 @@ tools/testenv down "$other" >/dev/null 2>&1 || true
 rm -rf "$other"
 check "the refused up left this node Ready" node_ready
 
+# A crash: every process of DIR killed, the pod's containers left running, DIR deleted. The next
+# `up --node` (in another DIR) cleans up what it left, and its own `down` restores the machine.
+crashed_pids="$(cat "$dir"/*.pid "$dir"/node/*.pid)"
+# The pod's processes and containerd's shims, which outlive the crash.
+orphans="$(pgrep -x pause; pgrep -xf -- 'sleep 3600'; pgrep -f -- '^/usr/bin/containerd-shim-runc-v2 .*vmgate-testenv')" || true
+check "the crash leaves the pod's processes and shims running" test "$(wc -w <<<"$orphans")" -ge 3
+# shellcheck disable=SC2086
+kill -KILL $crashed_pids
+sleep 1
+rm -rf "$dir"
+dir="$(mktemp -d)"
+out="$(tools/testenv up "$dir" --node)"
+eval "$out"
+check "up --node after a crashed run: node0 Ready" wait_until 60 node_ready
+none_alive() { # PID...
+  local pid
+  for pid in "$@"; do
+    ! kill -0 "$pid" 2>/dev/null || return 1
+  done
+}
+# shellcheck disable=SC2086
+check "no pod process or shim of the crashed run is left" none_alive $orphans
+kubectl run pause --image=localhost/pause:testenv --image-pull-policy=Never >/dev/null
+check "a pod Running after the crashed run's cleanup" kubectl wait --for=condition=Ready pod/pause --timeout=60s
+
 node_pids="$(cat "$dir"/*.pid "$dir"/node/*.pid)"
 start=$SECONDS
 check "down" tools/testenv down "$dir"

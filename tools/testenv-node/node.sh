@@ -60,11 +60,16 @@ node_require() {
 # --- leftovers and teardown -------------------------------------------------------------------
 
 # Pids of the node's processes of OWNER (a DIR), found by their command line (the pid files may
-# be gone with a crashed run's DIR), and of containerd's shims for our socket; with `all`, also
-# that DIR's kube-apiserver and etcd.
-node_pids() { # OWNER [all]
-  local owner=$1 pid comm pattern='^(kubelet|kube-proxy|kube-controller|kube-scheduler|containerd|containerd-shim.*)$'
-  [[ ${2:-} == all ]] && pattern='^(kubelet|kube-proxy|kube-controller|kube-scheduler|containerd|containerd-shim.*|kube-apiserver|etcd)$'
+# be gone with a crashed run's DIR), and of containerd's shims for our socket; `daemons`: only
+# the kubelet, kube-proxy, the controllers and containerd; `all`: also that DIR's kube-apiserver
+# and etcd.
+node_pids() { # OWNER [daemons|all]
+  local owner=$1 pid comm daemons='kubelet|kube-proxy|kube-controller|kube-scheduler|containerd' pattern
+  case ${2:-} in
+    daemons) pattern="^($daemons)\$" ;;
+    all) pattern="^($daemons|containerd-shim.*|kube-apiserver|etcd)\$" ;;
+    *) pattern="^($daemons|containerd-shim.*)\$" ;;
+  esac
   for pid in $(pgrep -f -- "$owner/" || true) $(pgrep -f -- "-address $NODE_CONTAINERD_SOCK" || true); do
     comm="$(cat "/proc/$pid/comm" 2>/dev/null)" || continue
     [[ $comm =~ $pattern ]] && echo "$pid"
@@ -264,7 +269,8 @@ node_claim() {
   if [[ -f "$NODE_RUN/owner" ]]; then
     local owner
     owner="$(cat "$NODE_RUN/owner")"
-    if [[ "$owner" != "$DIR" && -n "$(node_pids "$owner")" ]]; then
+    # A node whose DIR is gone is an orphan: nobody would ever bring it down.
+    if [[ "$owner" != "$DIR" && -d "$owner" && -n "$(node_pids "$owner" daemons)" ]]; then
       die "a node is already up for $owner (one per machine): tools/testenv down $owner first"
     fi
     log "cleaning up the node left by an earlier run ($owner)"
