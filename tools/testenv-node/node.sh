@@ -42,6 +42,14 @@ NODE_TABLES=(filter nat mangle raw security)
 
 node_dir() { echo "$DIR/node"; }
 
+# Serializes the node's up and down between processes (one node per machine): held from the
+# claim until the node is Ready, and through a teardown. A lock on /run itself leaves no file.
+node_lock() {
+  exec 8</run
+  flock 8
+}
+node_unlock() { exec 8<&-; }
+
 # --- checks ----------------------------------------------------------------------------------
 
 node_require() {
@@ -350,6 +358,8 @@ node_network() {
   # translated (a Service IP, a node port) go only to loopback or the bridge.
   local cmd
   for cmd in iptables ip6tables; do
+    # (A kernel without IPv6 forwards none.)
+    [[ $cmd == ip6tables && ! -d /proc/sys/net/ipv6 ]] && continue
     "$cmd" -N "$NODE_CHAIN"
     "$cmd" -A "$NODE_CHAIN" -o lo -j RETURN
     "$cmd" -A "$NODE_CHAIN" -o "$NODE_BRIDGE" -j RETURN
@@ -561,6 +571,6 @@ spawn_node() { # NAME CMD...
   local name=$1 d
   d="$(node_dir)"
   shift
-  setsid "$@" </dev/null >>"$d/$name.log" 2>&1 &
+  setsid "$@" </dev/null >>"$d/$name.log" 2>&1 8<&- & # (8: node_lock's)
   echo $! >"$d/$name.pid"
 }
