@@ -117,6 +117,16 @@ check "KUBERNETES_SERVICE_HOST is the Service IP" \
 check "the pod's CA bundle is the cluster's" \
   bash -c "kubectl exec probe -- cat /var/run/secrets/kubernetes.io/serviceaccount/ca.crt | cmp -s - '$dir/certs/ca.crt'"
 
+# An image that was not imported: containerd's pull goes to the loopback proxy it is given, not
+# to the registry (an address of the test's own bridge, where nothing listens, in case it did).
+kubectl run far --image=10.244.0.99:5000/nothing:1 >/dev/null
+pull_failed() {
+  kubectl get events --field-selector involvedObject.name=far -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' |
+    grep -q 'proxyconnect tcp: dial tcp 127.0.0.1:9'
+}
+check "a pull of an image not imported stops at containerd's loopback proxy" wait_until 60 pull_failed
+kubectl delete pod far --wait=false >/dev/null
+
 # A second `up --node` while this node runs is refused (one node per machine).
 other="$(mktemp -d)"
 check "a second node on the machine is refused" bash -c "! tools/testenv up '$other' --node >/dev/null 2>&1"

@@ -536,7 +536,11 @@ node_start() { # NODE-BIN
   done
   node_kubeconfig kubelet node0
 
-  spawn_node containerd containerd --config "$d/containerd.toml"
+  # No registry is to be reached from here: an image not imported fails to pull at a proxy on a
+  # loopback port where nothing listens (Go's HTTP clients honour HTTP(S)_PROXY; loopback
+  # registries are never proxied).
+  spawn_node containerd env HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 NO_PROXY= \
+    containerd --config "$d/containerd.toml"
   node_wait 30 containerd "$d/containerd.pid" "$d/bin/ctr" version
   node_pause_image
   log "containerd ready, pause image imported after $((SECONDS - start)) s"
