@@ -53,6 +53,17 @@ machine_state() { # OUT
 
 # Builds once (cached); the node's binaries too.
 tools/testenv build --node >/dev/null
+# A node left by a crashed run (its record in /run/vmgate-testenv) is brought down first, so that
+# "before" is the machine without a node; a node that is up is another test's: do not take it.
+if [[ -f /run/vmgate-testenv/owner ]]; then
+  owner="$(cat /run/vmgate-testenv/owner)"
+  if [[ -d "$owner" ]] && pgrep -f -- "$owner/node/" >/dev/null; then
+    echo "testenv_node_test.sh: a node is up for $owner (one per machine)" >&2
+    exit 1
+  fi
+  echo "bringing down the node left by $owner" >&2
+  tools/testenv down "$owner" >/dev/null 2>&1
+fi
 machine_state "$state/before"
 
 start=$SECONDS
