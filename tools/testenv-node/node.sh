@@ -61,6 +61,8 @@ node_require() {
   done
   [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback ]] ||
     missing+=(containernetworking-plugins)
+  # (A module loaded here stays loaded after down: unloading could pull it from under others.)
+  [[ -f /proc/sys/net/bridge/bridge-nf-call-iptables ]] || modprobe br_netfilter 2>/dev/null || true
   [[ -f /proc/sys/net/bridge/bridge-nf-call-iptables ]] || missing+=("br_netfilter (kernel)")
   ((${#missing[@]} == 0)) || die "up --node lacks: ${missing[*]} (tools/install-deps installs the packages)"
 }
