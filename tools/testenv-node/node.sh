@@ -229,6 +229,12 @@ node_teardown() {
   unmount_under /var/lib/kubelet "$NODE_RUN/containerd" "$NODE_LIB" /run/containerd
 
   ip link del "$NODE_BRIDGE" 2>/dev/null || true
+  # The connection-tracking entries of the pods' and the Services' flows (they would expire).
+  if command -v conntrack >/dev/null; then
+    conntrack -D -s "$NODE_POD_CIDR" >/dev/null 2>&1 || true
+    conntrack -D -d "$NODE_POD_CIDR" >/dev/null 2>&1 || true
+    conntrack -D --orig-dst "$NODE_SERVICE_CIDR" >/dev/null 2>&1 || true
+  fi
 
   # cgroups: the kubepods trees, deepest first (they are empty now).
   local m
