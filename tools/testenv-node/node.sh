@@ -380,12 +380,17 @@ node_network() {
 
 # kube-apiserver listens on all addresses in node mode (loopback for the tests, the bridge for
 # the pods): only those two may reach it.
+# (Bound to 0.0.0.0, Go listens on IPv6 too.)
 node_guard_apiserver() {
-  iptables -N "$NODE_CHAIN-IN"
-  iptables -A "$NODE_CHAIN-IN" -i lo -j RETURN
-  iptables -A "$NODE_CHAIN-IN" -i "$NODE_BRIDGE" -j RETURN
-  iptables -A "$NODE_CHAIN-IN" -j DROP
-  iptables -I INPUT 1 -p tcp --dport "$APISERVER_PORT" -j "$NODE_CHAIN-IN"
+  local cmd
+  for cmd in iptables ip6tables; do
+    [[ $cmd == ip6tables && ! -d /proc/sys/net/ipv6 ]] && continue
+    "$cmd" -N "$NODE_CHAIN-IN"
+    "$cmd" -A "$NODE_CHAIN-IN" -i lo -j RETURN
+    "$cmd" -A "$NODE_CHAIN-IN" -i "$NODE_BRIDGE" -j RETURN
+    "$cmd" -A "$NODE_CHAIN-IN" -j DROP
+    "$cmd" -I INPUT 1 -p tcp --dport "$APISERVER_PORT" -j "$NODE_CHAIN-IN"
+  done
 }
 
 node_write_configs() {
