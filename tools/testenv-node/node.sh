@@ -208,9 +208,14 @@ node_teardown() {
   if [[ -n "$owner" ]]; then
     DIR=$owner stop_pidfile "$owner/node/containerd.pid" containerd
   fi
-  # A crashed run's processes whose pid files are gone, and the shims.
+  # A crashed run's processes whose pid files are gone, and the shims; with DIR deleted, nothing
+  # else could stop its kube-apiserver and etcd.
   # shellcheck disable=SC2046
   kill_and_wait $(node_pod_pids) $(node_pids "${owner:-$NODE_RUN}")
+  if [[ -n "$owner" && ! -d "$owner" ]]; then
+    # shellcheck disable=SC2046
+    kill_and_wait $(node_pids "$owner" all)
+  fi
 
   log "node processes stopped after $((SECONDS - start)) s"
 
