@@ -48,8 +48,8 @@ token_kubeconfig() { user_kubeconfig "$1" "{token: \"$2\"}" "${@:3}"; }
 # A free TCP port on 127.0.0.1.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# e2e_start_testenv: a temporary directory `dir` (work files in `work=$dir/work`), a real control
-# plane in it (tools/testenv up; KUBECONFIG exported), and an EXIT trap that SIGTERMs the process
+# e2e_start_testenv [--node]: a temporary directory `dir` (work files in `work=$dir/work`), a real
+# control plane in it (tools/testenv up, with a node when --node; KUBECONFIG exported), and an EXIT trap that SIGTERMs the process
 # group of every pid in `pids` and waits for them, runs `e2e_extra_cleanup` when the script
 # defines it, brings the control plane down and removes the directory (KEEP_E2E_DIR=1 keeps it).
 e2e_cleanup() {
@@ -64,11 +64,11 @@ e2e_cleanup() {
   tools/testenv down "$dir" >/dev/null 2>&1 || true
   if [[ -n ${KEEP_E2E_DIR:-} ]]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
 }
-e2e_start_testenv() {
+e2e_start_testenv() { # [--node]
   dir="$(mktemp -d)"
   pids=()
   trap e2e_cleanup EXIT
-  eval "$(tools/testenv up "$dir")"
+  eval "$(tools/testenv up "$dir" "$@")"
   work=$dir/work
   mkdir -p "$work"
 }
