@@ -22,6 +22,7 @@
 #include "vmgate/server/stop_signal.hpp"
 #include "vmgate/server/controller_lease.hpp"
 #include "vmgate/server/controller_plan.hpp"
+#include "vmgate/server/controller_throttle.hpp"
 
 namespace vmgate::controller {
 namespace {
@@ -276,6 +277,22 @@ class Executor {
   }
 
   void run(Action& action) {
+    const std::string key = throttle_key(action);
+    const auto now = Clock::now();
+    if (const WriteThrottle::Verdict verdict = throttle_.admit(key, now); verdict != WriteThrottle::Verdict::write) {
+      // Planned again on a later pass; said once until the key writes again.
+      if (deferred_.insert(key).second) {
+        log_("info", "write deferred",
+             {{"key", key},
+              {"action", std::string(to_string(action.kind))},
+              {"why", verdict == WriteThrottle::Verdict::backing_off ? "backing off after a failed write"
+                      : verdict == WriteThrottle::Verdict::key_budget
+                          ? "this VM/VMI wrote too much lately (30 writes a minute)"
+                          : "the controller's write budget (100 a second)"}});
+      }
+      return;
+    }
+    deferred_.erase(key);
     const std::string collection = object_path(action);
     const std::string object = collection + "/" + kube::query_escape(action.name);
     std::string method;
@@ -329,6 +346,7 @@ class Executor {
                                : action.name},
                   {"reason", action.reason}};
     if (!response) {
+      throttle_.failed(key, Clock::now());
       fields.emplace_back("error", response.error().message);
       log_("error", "write failed", fields);
       return;
@@ -342,20 +360,46 @@ class Executor {
           Clock::now();
     }
     if (status >= 200 && status < 300) {
+      throttle_.succeeded(key);
       log_("info", "write", fields);
       return;
     }
     // Someone got there first (409 on a create, a gone object, a failed precondition): the next
     // plan sees the outcome.
     const bool benign = status == 404 || status == 409;
+    if (benign) {
+      throttle_.succeeded(key);
+    } else {
+      throttle_.failed(key, Clock::now());
+      fields.emplace_back("retry_in_ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                            throttle_.retry_after(key) - Clock::now())
+                                                            .count()));
+    }
     fields.emplace_back("error", kube::status_message(*response));
     log_(benign ? "info" : "error", benign ? "write skipped" : "write failed", fields);
   }
 
  private:
+  // What a write is about, for the throttle: the VM/VMI's namespace/name (they share it); a
+  // launcher pod counts for its VMI.
+  static std::string throttle_key(const Action& action) {
+    std::string_view name = action.name;
+    if (action.kind == ActionKind::create_vmi) {
+      name = json::find_string(action.body["metadata"], "name");
+    } else if (action.kind == ActionKind::create_pod) {
+      const json::Value* owners = json::find_path(action.body, {"metadata", "ownerReferences"});
+      if (owners != nullptr && owners->IsArray() && !owners->Empty()) {
+        name = json::find_string((*owners)[0], "name");
+      }
+    }
+    return action.namespace_name + "/" + std::string(name);
+  }
+
   kube::ApiConnection& api_;
   Log& log_;
   std::map<std::string, Clock::time_point> expected_;
+  WriteThrottle throttle_;
+  std::set<std::string> deferred_;  // keys whose deferral was logged
 };
 
 std::string collection(std::string_view group_prefix, std::string_view resource, const std::string& namespace_name) {
