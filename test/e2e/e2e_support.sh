@@ -72,3 +72,16 @@ e2e_start_testenv() { # [--node]
   work=$dir/work
   mkdir -p "$work"
 }
+
+# check_down DIR PIDS: `tools/testenv down DIR` checked, then each of PIDS gone and no process
+# left whose command line names DIR.
+check_down() {
+  local down_dir=$1 pid
+  check "down" tools/testenv down "$down_dir"
+  for pid in $2; do
+    check "process $pid is gone" bash -c "! kill -0 $pid 2>/dev/null"
+  done
+  # (pgrep run here, not under bash -c, whose own command line would name the directory.)
+  no_process_left() { ! pgrep -af -- "$down_dir/"; }
+  check "no process names $down_dir" no_process_left
+}

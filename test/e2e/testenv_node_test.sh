@@ -170,15 +170,9 @@ check "no pod process or shim of the crashed run is left" none_alive $orphans
 kubectl run pause --image=localhost/pause:testenv --image-pull-policy=Never >/dev/null
 check "a pod Running after the crashed run's cleanup" kubectl wait --for=condition=Ready pod/pause --timeout=60s
 
-node_pids="$(cat "$dir"/*.pid "$dir"/node/*.pid)"
 start=$SECONDS
-check "down" tools/testenv down "$dir"
-echo "down took $((SECONDS - start)) s"
-for pid in $node_pids; do
-  check "process $pid is gone" bash -c "! kill -0 $pid 2>/dev/null"
-done
-no_process_left() { ! pgrep -af -- "$dir/"; }
-check "no process names $dir" no_process_left
+check_down "$dir" "$(cat "$dir"/*.pid "$dir"/node/*.pid)"
+echo "down and its checks took $((SECONDS - start)) s"
 
 machine_state "$state/after"
 for aspect in sysctl links addresses routes iptables ip6tables nft mounts netns cgroups paths processes; do

@@ -60,14 +60,7 @@ check "restart-apiserver" tools/testenv restart-apiserver "$dir"
 check "same server address after restart" test "$(kubectl config view -o jsonpath='{.clusters[0].cluster.server}')" = "$server"
 check "objects survive the restart" kubectl get virtualmachineclusterinstancetypes example.small -o name
 
-pids="$(cat "$dir"/*.pid)"
-check "down" tools/testenv down "$dir"
-for pid in $pids; do
-  check "process $pid is gone" bash -c "! kill -0 $pid 2>/dev/null"
-done
-# (pgrep run here, not under bash -c, whose own command line would name $dir.)
-no_process_left() { ! pgrep -af -- "$dir/"; }
-check "no process names $dir" no_process_left
+check_down "$dir" "$(cat "$dir"/*.pid)"
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -357,6 +357,23 @@ node_kubeconfig() { # NAME CERT
   "$BIN/kubectl" config --kubeconfig "$kc" use-context testenv >/dev/null
 }
 
+# node_only_lo_and_bridge CHAIN -o|-i HOOK MATCH...: a chain, in iptables and ip6tables (where the
+# kernel has IPv6), that lets packets through to (-o) or from (-i) loopback and the node's bridge
+# only, jumped to first from HOOK for packets matching MATCH.
+node_only_lo_and_bridge() {
+  local chain=$1 direction=$2 hook=$3 cmd
+  shift 3
+  for cmd in iptables ip6tables; do
+    [[ $cmd == ip6tables && ! -d /proc/sys/net/ipv6 ]] && continue
+    "$cmd" -N "$chain"
+    "$cmd" -A "$chain" "$direction" lo -j RETURN
+    "$cmd" -A "$chain" "$direction" "$NODE_BRIDGE" -j RETURN
+    "$cmd" -A "$chain" -j DROP
+    "$cmd" -I "$hook" 1 "$@" -j "$chain"
+  done
+}
+
+
 # The bridge (node IP, pods' gateway), the service range routed onto it, the sysctls pods need
 # to reach Services, and the rules that keep all of it on this machine.
 node_network() {
@@ -369,16 +386,7 @@ node_network() {
 
   # Nothing forwarded from the bridge leaves it; locally sent packets that kube-proxy
   # translated (a Service IP, a node port) go only to loopback or the bridge.
-  local cmd
-  for cmd in iptables ip6tables; do
-    # (A kernel without IPv6 forwards none.)
-    [[ $cmd == ip6tables && ! -d /proc/sys/net/ipv6 ]] && continue
-    "$cmd" -N "$NODE_CHAIN"
-    "$cmd" -A "$NODE_CHAIN" -o lo -j RETURN
-    "$cmd" -A "$NODE_CHAIN" -o "$NODE_BRIDGE" -j RETURN
-    "$cmd" -A "$NODE_CHAIN" -j DROP
-    "$cmd" -I FORWARD 1 -i "$NODE_BRIDGE" -j "$NODE_CHAIN"
-  done
+  node_only_lo_and_bridge "$NODE_CHAIN" -o FORWARD -i "$NODE_BRIDGE"
   iptables -I OUTPUT 1 -m conntrack --ctstate DNAT --ctorigdst "$NODE_SERVICE_CIDR" -j "$NODE_CHAIN"
   iptables -I OUTPUT 1 -m conntrack --ctstate DNAT --ctorigdst "$NODE_IP" -j "$NODE_CHAIN"
 }
@@ -387,15 +395,7 @@ node_network() {
 # the pods): only those two may reach it.
 # (Bound to 0.0.0.0, Go listens on IPv6 too.)
 node_guard_apiserver() {
-  local cmd
-  for cmd in iptables ip6tables; do
-    [[ $cmd == ip6tables && ! -d /proc/sys/net/ipv6 ]] && continue
-    "$cmd" -N "$NODE_CHAIN-IN"
-    "$cmd" -A "$NODE_CHAIN-IN" -i lo -j RETURN
-    "$cmd" -A "$NODE_CHAIN-IN" -i "$NODE_BRIDGE" -j RETURN
-    "$cmd" -A "$NODE_CHAIN-IN" -j DROP
-    "$cmd" -I INPUT 1 -p tcp --dport "$APISERVER_PORT" -j "$NODE_CHAIN-IN"
-  done
+  node_only_lo_and_bridge "$NODE_CHAIN-IN" -i INPUT -p tcp --dport "$APISERVER_PORT"
 }
 
 node_write_configs() {
