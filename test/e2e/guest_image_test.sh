@@ -16,7 +16,7 @@
 #    volume): the marker in the console log, SIGTERM -> ACPI -> the guest powers off -> exit 0,
 #    no QEMU left.
 # Missing importers (containerd, podman) are skipped with a notice, failed when CI=true.
-# Needs root (the private containerd; the launcher's embedded QEMU driver as the boot tests run it).
+# Runs as root (through sudo otherwise).
 # Usage: test/e2e/guest_image_test.sh   (after the build of vmgate-launcher; VMGATE_BUILD_DIR
 # defaults to build)
 set -euo pipefail
@@ -28,10 +28,10 @@ launcher=$build/vmgate-launcher
   echo "guest_image_test: build vmgate-launcher first ($launcher)" >&2
   exit 2
 }
-[[ $(id -u) -eq 0 ]] || {
-  echo "guest_image_test: run as root (a private containerd, the embedded QEMU driver)" >&2
-  exit 2
-}
+# Root: a private containerd (overlayfs snapshots), the embedded QEMU driver as the boot tests run it.
+if [[ $(id -u) -ne 0 ]]; then
+  exec sudo --preserve-env=CI,KEEP_E2E_DIR VMGATE_BUILD_DIR="$build" "$0" "$@"
+fi
 started=$SECONDS
 
 # shellcheck source=test/e2e/e2e_support.sh
