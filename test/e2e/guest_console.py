@@ -13,6 +13,7 @@ the shell starts may be lost, as on a real console); timeouts are generous for T
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -57,9 +58,12 @@ def main():
     memory = sys.argv[4] if len(sys.argv) == 5 else "256"
     os.makedirs(work, exist_ok=True)
     serial, monitor = os.path.join(work, "serial.sock"), os.path.join(work, "monitor.sock")
-    command = ["qemu-system-x86_64", "-machine", "q35,accel=tcg", "-m", memory, "-nodefaults", "-display", "none",
-               "-chardev", f"socket,id=serial0,path={serial},server=on,wait=on", "-serial", "chardev:serial0",
-               "-monitor", f"unix:{monitor},server=on,wait=off",
+    # -S: the CPU starts only on the monitor's `cont`, once the console is connected (nothing is
+    # missed, and QEMU never blocks waiting for a client). Its own session and output files: a
+    # QEMU left behind would hold neither the caller's terminal nor its pipes.
+    command = ["qemu-system-x86_64", "-S", "-machine", "q35,accel=tcg", "-m", memory, "-nodefaults",
+               "-display", "none", "-chardev", f"socket,id=serial0,path={serial},server=on,wait=off",
+               "-serial", "chardev:serial0", "-monitor", f"unix:{monitor},server=on,wait=off",
                "-drive", f"file={disk},if=virtio,format=raw,snapshot=on"]
     if firmware == "efi":
         shutil.copyfile(OVMF_VARS, os.path.join(work, "vars.fd"))
@@ -67,36 +71,42 @@ def main():
                     "-drive", f"if=pflash,format=raw,unit=1,file={os.path.join(work, 'vars.fd')}"]
     started = time.monotonic()
     qemu_err = open(os.path.join(work, "qemu.err"), "wb")
-    qemu = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=qemu_err)
+    qemu = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=qemu_err, stderr=qemu_err,
+                            start_new_session=True)
+    # A test killed by a signal still stops its QEMU (the finally below).
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, lambda *_: sys.exit(1))
     console = None
-    try:
-        # wait=on: QEMU starts the guest only once the console is connected (nothing is missed).
-        while console is None:
-            try:
-                console = Console(serial)
-            except (FileNotFoundError, ConnectionRefusedError):
-                if qemu.poll() is not None:
-                    print(f"{firmware}: QEMU exited with {qemu.returncode} before its console opened")
-                    return 1
-                time.sleep(0.05)
+    alive = lambda: qemu.poll() is None
 
-        def step(name, ok):
-            print(f"{firmware}: {'ok' if ok else 'FAILED'}: {name} ({time.monotonic() - started:.1f} s)", flush=True)
-            if not ok:
+    def step(name, ok):
+        print(f"{firmware}: {'ok' if ok else 'FAILED'}: {name} ({time.monotonic() - started:.1f} s)", flush=True)
+        if not ok:
+            if console is not None:
                 print(console.text.decode(errors="replace"), flush=True)
-                print(open(os.path.join(work, "qemu.err"), errors="replace").read(), flush=True)
-            return ok
+            print(open(os.path.join(work, "qemu.err"), errors="replace").read(), flush=True)
+        return ok
 
-        alive = lambda: qemu.poll() is None
+    def connect(path):
+        deadline = time.monotonic() + 30
+        while alive() and time.monotonic() < deadline:
+            try:
+                return Console(path)
+            except (FileNotFoundError, ConnectionRefusedError):
+                time.sleep(0.05)
+        return None
+
+    try:
+        console = connect(serial)
+        control = connect(monitor)
+        if not step("QEMU's console and monitor accept connections",
+                    console is not None and control is not None and control.wait_for(b"(qemu)", 30, alive=alive)):
+            return 1
+        control.sock.sendall(b"cont\n")
         if not step("VMGATE-GUEST-READY on the serial console", console.wait_for(b"VMGATE-GUEST-READY", 240, alive=alive)):
             return 1
         if not step("a typed line is executed (VMGATE-TYPED-42)",
                     console.wait_for(b"VMGATE-TYPED-42", 60, send=b"echo VMGATE-TYPED-$((6*7))\n", alive=alive)):
-            return 1
-        # The monitor's prompt first: a command sent before it, on a connection closed at once,
-        # can be dropped. The connection stays open until QEMU exits.
-        control = Console(monitor)
-        if not step("QEMU's monitor answers", control.wait_for(b"(qemu)", 30, alive=alive)):
             return 1
         control.sock.sendall(b"system_powerdown\n")
         if not step("the power button powers it off (VMGATE-GUEST-POWEROFF)",

@@ -45,6 +45,10 @@ cleanup() {
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
+  # A launcher killed above leaves its QEMU: the embedded driver's pid files name it.
+  for file in "$dir"/launcher-*/embed/run/qemu/*.pid; do
+    [[ -f $file ]] && kill -KILL "$(cat "$file")" 2>/dev/null || true
+  done
   if [[ -n ${KEEP_E2E_DIR:-} ]]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
 }
 trap cleanup EXIT
