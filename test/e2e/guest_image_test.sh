@@ -30,7 +30,7 @@ launcher=$build/vmgate-launcher
 }
 # Root: a private containerd (overlayfs snapshots), the embedded QEMU driver as the boot tests run it.
 if [[ $(id -u) -ne 0 ]]; then
-  exec sudo --preserve-env=CI,KEEP_E2E_DIR VMGATE_BUILD_DIR="$build" "$0" "$@"
+  exec sudo --preserve-env=CI,KEEP_E2E_DIR VMGATE_BUILD_DIR="$build" "$root/test/e2e/guest_image_test.sh" "$@"
 fi
 started=$SECONDS
 
