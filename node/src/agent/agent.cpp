@@ -104,7 +104,11 @@ void step(Plugin& plugin, const NodeOptions& options, const DeviceScan& devices,
   const std::string plugin_socket = directory + socket_name(plugin.kind);
   const SocketScan sockets{.kubelet = file_id(kubelet_socket), .plugin = file_id(plugin_socket)};
   const PluginAction action = plan_plugin(plugin.state, sockets);
-  if (action == PluginAction::none || action == PluginAction::wait_for_kubelet) {
+  if (action == PluginAction::wait_for_kubelet) {
+    plugin.state.registered_with.reset();
+    return;
+  }
+  if (action == PluginAction::none) {
     return;
   }
   const auto now = std::chrono::steady_clock::now();
@@ -165,7 +169,10 @@ std::optional<FileId> file_id(const std::string& path) {
   if (::lstat(path.c_str(), &info) != 0) {
     return std::nullopt;
   }
-  return FileId{.device = static_cast<std::uint64_t>(info.st_dev), .inode = static_cast<std::uint64_t>(info.st_ino)};
+  return FileId{.device = static_cast<std::uint64_t>(info.st_dev),
+                .inode = static_cast<std::uint64_t>(info.st_ino),
+                .change_seconds = static_cast<std::int64_t>(info.st_ctim.tv_sec),
+                .change_nanoseconds = static_cast<std::int64_t>(info.st_ctim.tv_nsec)};
 }
 
 Status run_agent(const NodeOptions& options, std::string_view permissions, int stop_fd, EventLog& log) {

@@ -90,10 +90,14 @@ struct ContainerAllocation {
 Result<std::vector<ContainerAllocation>> allocate(const DeviceKind& kind, std::string_view permissions, int count,
                                                   std::span<const std::vector<std::string>> container_requests);
 
-/// A file's identity (device and inode): a socket recreated at the same path is another file.
+/// A file's identity: a socket recreated at the same path is another file. The inode alone does
+/// not tell: a file created right after one was unlinked often gets its inode number back, so
+/// the change time (nanoseconds) is part of it.
 struct FileId {
   std::uint64_t device = 0;
   std::uint64_t inode = 0;
+  std::int64_t change_seconds = 0;
+  std::int64_t change_nanoseconds = 0;
   bool operator==(const FileId&) const = default;
 };
 
@@ -111,7 +115,8 @@ struct SocketScan {
 
 enum class PluginAction {
   none,                // serving and registered with the running kubelet
-  wait_for_kubelet,    // no kubelet.sock: nothing to register with yet
+  wait_for_kubelet,    // no kubelet.sock: nothing to register with (yet); a registration made
+                       // with a kubelet that went away is void (forget registered_with)
   serve_and_register,  // not serving, or the socket is gone or replaced (the kubelet restarted and
                        // emptied its directory): serve on a new socket, then register
   register_again,      // still serving, but kubelet.sock is another file (or registration failed)
