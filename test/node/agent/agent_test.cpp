@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
+#include "node/fake_kubelet.hpp"
 #include "support/temporary_directory.hpp"
 
 namespace vmgate::node {
@@ -26,80 +27,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using testing::FakeKubelet;
+using testing::Registration;
 using ::testing::UnorderedElementsAre;
-
-constexpr auto patience = 15s;
-
-struct Registration {
-  std::string version;
-  std::string endpoint;
-  std::string resource_name;
-};
-
-// The kubelet's side of registration: records every Register call.
-class FakeKubelet final : public v1beta1::Registration::Service {
- public:
-  explicit FakeKubelet(fs::path directory) : directory_(std::move(directory)) { start(); }
-  ~FakeKubelet() override { stop(); }
-  FakeKubelet(const FakeKubelet&) = delete;
-  FakeKubelet& operator=(const FakeKubelet&) = delete;
-
-  grpc::Status Register(grpc::ServerContext* /*context*/, const v1beta1::RegisterRequest* request,
-                        v1beta1::Empty* /*reply*/) override {
-    const std::lock_guard lock(mutex_);
-    registrations_.push_back({request->version(), request->endpoint(), request->resource_name()});
-    changed_.notify_all();
-    return grpc::Status::OK;
-  }
-
-  // The registrations so far once there are at least `count`; fewer after `patience`.
-  std::vector<Registration> wait_for(std::size_t count) {
-    std::unique_lock lock(mutex_);
-    changed_.wait_for(lock, patience, [&] { return registrations_.size() >= count; });
-    return registrations_;
-  }
-
-  // A kubelet restart: the registration server goes, the directory is emptied of everything
-  // but directories (the kubelet's removeContents), a new kubelet.sock appears.
-  void restart(bool empty_directory) {
-    stop();
-    if (empty_directory) {
-      for (const fs::directory_entry& entry : fs::directory_iterator(directory_)) {
-        if (!entry.is_directory()) {
-          fs::remove(entry.path());
-        }
-      }
-    }
-    {
-      const std::lock_guard lock(mutex_);
-      registrations_.clear();
-    }
-    start();
-  }
-
- private:
-  void start() {
-    const std::string socket = (directory_ / "kubelet.sock").string();
-    fs::remove(socket);
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
-    builder.RegisterService(this);
-    server_ = builder.BuildAndStart();
-    ASSERT_TRUE(server_) << "cannot serve " << socket;
-  }
-  void stop() {
-    if (server_) {
-      server_->Shutdown(std::chrono::system_clock::now() + 1s);
-      server_.reset();
-    }
-  }
-
-  fs::path directory_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<Registration> registrations_;
-  std::unique_ptr<grpc::Server> server_;
-};
 
 // run_agent on a thread, stopped through an eventfd when the object goes.
 class RunningAgent {
@@ -182,7 +112,7 @@ class AgentTest : public ::testing::Test {
     fs::create_directories(plugins());
     fs::create_directories(dev_root() / "dev/net");
     for (const char* device : {"dev/kvm", "dev/net/tun", "dev/vhost-net", "dev/vhost-vsock"}) {
-      testing::write_text(dev_root() / device, "");
+      vmgate::testing::write_text(dev_root() / device, "");
     }
   }
   fs::path plugins() const { return directory_.path() / "device-plugins"; }
@@ -196,7 +126,7 @@ class AgentTest : public ::testing::Test {
     return options;
   }
 
-  testing::TemporaryDirectory directory_;
+  vmgate::testing::TemporaryDirectory directory_;
 };
 
 std::vector<std::string> resources(const std::vector<Registration>& registrations) {
@@ -247,7 +177,7 @@ TEST_F(AgentTest, ListAndWatchReportsThousandUnitsAndFollowsTheDeviceNode) {
   EXPECT_EQ(update->devices_size(), 1000);
   EXPECT_EQ(common_health(*update), "Unhealthy");
 
-  testing::write_text(dev_root() / "dev/kvm", "");
+  vmgate::testing::write_text(dev_root() / "dev/kvm", "");
   update = kvm.next();
   ASSERT_TRUE(update);
   EXPECT_EQ(common_health(*update), "Healthy");
@@ -278,7 +208,7 @@ TEST_F(AgentTest, AMissingDeviceIsAdvertisedUnhealthyFromTheStart) {
   EXPECT_EQ(common_health(*update), "Unhealthy");
 
   // The whole directory comes back (a module loaded late): healthy again.
-  testing::write_text(dev_root() / "dev/net/tun", "");
+  vmgate::testing::write_text(dev_root() / "dev/net/tun", "");
   update = tun.next();
   ASSERT_TRUE(update);
   EXPECT_EQ(common_health(*update), "Healthy");
@@ -300,7 +230,7 @@ TEST_F(AgentTest, AllocateAnswersWithTheDeviceNodeForEachContainer) {
     request.add_container_requests()->add_devices_ids(id.substr(0, id.find_first_of("0123456789")) + "2");
     v1beta1::AllocateResponse response;
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + patience);
+    context.set_deadline(std::chrono::system_clock::now() + 15s);
     const grpc::Status status = plugin.stub().Allocate(&context, request, &response);
     ASSERT_TRUE(status.ok()) << socket << ": " << status.error_message();
     ASSERT_EQ(response.container_responses_size(), 2) << socket;
