@@ -50,7 +50,16 @@ struct Plugin {
   Health health;
   std::size_t failures = 0;
   std::chrono::steady_clock::time_point next_attempt{};
+  std::optional<FileId> failed_with;  // the kubelet.sock of the last failure
 };
+
+// After a failure, the next attempt waits for the back-off, unless kubelet.sock is another file
+// by now: a new kubelet is worth trying at once (a stale socket left by a dead kubelet would
+// otherwise have pushed the back-off to 10 s).
+void note_failure(Plugin& plugin, std::chrono::steady_clock::time_point now, const std::optional<FileId>& kubelet) {
+  plugin.next_attempt = now + backoff[std::min(plugin.failures++, backoff.size() - 1)];
+  plugin.failed_with = kubelet;
+}
 
 std::string errno_text() {
   return std::strerror(errno);
@@ -112,7 +121,7 @@ void step(Plugin& plugin, const NodeOptions& options, const DeviceScan& devices,
     return;
   }
   const auto now = std::chrono::steady_clock::now();
-  if (now < plugin.next_attempt) {
+  if (now < plugin.next_attempt && sockets.kubelet == plugin.failed_with) {
     return;
   }
   if (action == PluginAction::serve_and_register) {
@@ -122,7 +131,7 @@ void step(Plugin& plugin, const NodeOptions& options, const DeviceScan& devices,
     plugin.state = {};
     Result<FileId> serving = plugin.server.start(plugin_socket);
     if (!serving) {
-      plugin.next_attempt = now + backoff[std::min(plugin.failures++, backoff.size() - 1)];
+      note_failure(plugin, now, sockets.kubelet);
       log.write("error", "cannot serve the device plugin",
                 {{"resource", resource}, {"error", serving.error().message}});
       return;
@@ -131,12 +140,13 @@ void step(Plugin& plugin, const NodeOptions& options, const DeviceScan& devices,
   }
   const Status registered = plugin.server.register_with(kubelet_socket);
   if (!registered) {
-    plugin.next_attempt = now + backoff[std::min(plugin.failures++, backoff.size() - 1)];
+    note_failure(plugin, now, sockets.kubelet);
     log.write("warning", "registration failed; retrying",
               {{"resource", resource}, {"error", registered.error().message}});
     return;
   }
   plugin.failures = 0;
+  plugin.failed_with.reset();
   plugin.state.registered_with = sockets.kubelet;
   log.write("info", "registered with the kubelet",
             {{"resource", resource}, {"endpoint", socket_name(plugin.kind)}, {"health", health_name(plugin.health)}});
@@ -189,7 +199,10 @@ Status run_agent(const NodeOptions& options, std::string_view permissions, int s
     plugins.push_back({.kind = kind,
                        .server = PluginServer(kind, std::string(permissions), options.max_devices, health, log),
                        .state = {},
-                       .health = health});
+                       .health = health,
+                       .failures = 0,
+                       .next_attempt = {},
+                       .failed_with = {}});
     if (health == Health::unhealthy) {
       log.write("warning", "device node missing: advertised as unhealthy",
                 {{"resource", resource_name(kind)}, {"path", kind.host_path}});

@@ -5,6 +5,8 @@
 
 #include <grpcpp/grpcpp.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
@@ -297,6 +299,31 @@ TEST_F(AgentTest, WaitsForAKubeletThatStartsLater) {
   EXPECT_EQ(kubelet.wait_for(4).size(), 4U) << agent.log();
   ASSERT_TRUE(agent.stop());
   EXPECT_THAT(agent.log(), ::testing::HasSubstr("waiting for the kubelet"));
+}
+
+// A kubelet.sock that nobody serves (a kubelet that died): connections are refused.
+void leave_stale_socket(const fs::path& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::string name = path.string();
+  ASSERT_LT(name.size(), sizeof address.sun_path);
+  std::copy(name.begin(), name.end(), std::begin(address.sun_path));
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+  ::close(fd);
+}
+
+TEST_F(AgentTest, ANewKubeletAfterAStaleSocketIsTriedAtOnceDespiteTheBackOff) {
+  leave_stale_socket(plugins() / "kubelet.sock");
+  RunningAgent agent(options(), "rw");
+  // Refused at 0, 1 and 3 s: the next attempt would wait until 8 s.
+  std::this_thread::sleep_for(4s);
+  const auto started = std::chrono::steady_clock::now();
+  FakeKubelet kubelet(plugins());
+  ASSERT_EQ(kubelet.wait_for(4).size(), 4U) << agent.log();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2500ms) << agent.log();
+  EXPECT_THAT(agent.log(), ::testing::HasSubstr("registration failed; retrying"));
 }
 
 }  // namespace
