@@ -55,8 +55,12 @@ struct Plugin {
 
 // After a failure, the next attempt waits for the back-off, unless kubelet.sock is another file
 // by now: a new kubelet is worth trying at once (a stale socket left by a dead kubelet would
-// otherwise have pushed the back-off to 10 s).
+// otherwise have pushed the back-off to 10 s). The back-off counts per kubelet.sock: a new
+// kubelet's socket exists a moment before it accepts, and a refusal then waits 1 s, not 10.
 void note_failure(Plugin& plugin, std::chrono::steady_clock::time_point now, const std::optional<FileId>& kubelet) {
+  if (kubelet != plugin.failed_with) {
+    plugin.failures = 0;
+  }
   plugin.next_attempt = now + backoff[std::min(plugin.failures++, backoff.size() - 1)];
   plugin.failed_with = kubelet;
 }
