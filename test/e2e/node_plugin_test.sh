@@ -4,8 +4,9 @@
 # shows devices.kubevirt.io/{kvm,tun,vhost-net,vhost-vsock} (1000 each; allocatable 1000 where the
 # device node exists, 0 where it does not: unhealthy); an unprivileged pod requesting kvm and tun
 # gets both device nodes and opens them; the kubelet restarted (it empties its socket directory)
-# → the plugins register again and a new pod still gets its devices; SIGTERM → vmgate-node exits
-# 0 and its sockets are gone.
+# → the plugins register again and a new pod still gets its devices; a device node removed
+# (under a device root of the test's own) → allocatable 0, back → 1000; SIGTERM → vmgate-node
+# exits 0 and its sockets are gone.
 # Usage (root, one node per machine): test/e2e/node_plugin_test.sh
 # VMGATE_BUILD_DIR: the build tree holding vmgate-node (default build/).
 set -euo pipefail
@@ -41,8 +42,16 @@ kubectl get node node0 >/dev/null
 plain() { sed -e 's/^\([0-9]*\)k$/\1000/'; }
 allocatable() { kubectl get node node0 -o "jsonpath={.status.allocatable.devices\.kubevirt\.io/$1}" | plain; }
 capacity() { kubectl get node node0 -o "jsonpath={.status.capacity.devices\.kubevirt\.io/$1}" | plain; }
-# The count node0 should offer: 1000 while the device node exists on this machine, else 0.
-expected() { if [[ -e $1 ]]; then echo 1000; else echo 0; fi; }
+# Health is read under a device root of the test's own (--dev-root), where the machine's device
+# nodes that exist are mirrored by empty files, so that one can disappear without touching /dev;
+# Allocate still hands out the real /dev paths.
+devroot=$work/devroot
+mkdir -p "$devroot/dev/net"
+for node in /dev/kvm /dev/net/tun /dev/vhost-net /dev/vhost-vsock; do
+  if [[ -e $node ]]; then : >"$devroot$node"; fi
+done
+# The count node0 should offer: 1000 while the device node exists under the device root, else 0.
+expected() { if [[ -e $devroot$1 ]]; then echo 1000; else echo 0; fi; }
 declare -A paths=([kvm]=/dev/kvm [tun]=/dev/net/tun [vhost-net]=/dev/vhost-net [vhost-vsock]=/dev/vhost-vsock)
 all_advertised() {
   local name
@@ -53,13 +62,13 @@ all_advertised() {
 registrations() { grep -c '"msg":"registered with the kubelet"' "$work/vmgate-node.log" || true; }
 
 start=$SECONDS
-setsid "$node_binary" --device-plugin-dir "$plugins" </dev/null >"$work/vmgate-node.log" 2>&1 &
+setsid "$node_binary" --device-plugin-dir "$plugins" --dev-root "$devroot" </dev/null >"$work/vmgate-node.log" 2>&1 &
 agent_pid=$!
 check "node0 advertises the four resources (capacity 1000; allocatable 1000 where the device exists)" \
   wait_until 30 all_advertised
 echo "vmgate-node start -> node0's allocatable: $((SECONDS - start)) s"
 for name in "${!paths[@]}"; do
-  echo "  devices.kubevirt.io/$name: capacity $(capacity "$name"), allocatable $(allocatable "$name") (${paths[$name]}: $([[ -e ${paths[$name]} ]] && echo present || echo missing))"
+  echo "  devices.kubevirt.io/$name: capacity $(capacity "$name"), allocatable $(allocatable "$name") (${paths[$name]}: $([[ -e $devroot${paths[$name]} ]] && echo present || echo missing))"
 done
 check "the plugins' sockets are KubeVirt's names" \
   test -S "$plugins/kubevirt-kvm.sock" -a -S "$plugins/kubevirt-tun.sock" -a -S "$plugins/kubevirt-vhost-net.sock" -a -S "$plugins/kubevirt-vhost-vsock.sock"
@@ -94,6 +103,20 @@ device_pod devices
 check "a pod requesting kvm and tun is Running on node0" kubectl wait --for=condition=Ready pod/devices --timeout=60s
 check "the pod opened /dev/kvm and /dev/net/tun" wait_until 20 opened devices
 check "node0's kvm allocation is counted" bash -c "kubectl describe node node0 | grep -qE 'devices.kubevirt.io/kvm +1 +1'"
+
+# The device node disappears: the kubelet hears Unhealthy and node0's allocatable drops to 0
+# (capacity stays); it comes back: 1000 again.
+kvm_allocatable_is() { [[ "$(allocatable kvm)" == "$1" && "$(capacity kvm)" == 1000 ]]; }
+if [[ -e $devroot/dev/kvm ]]; then
+  start=$SECONDS
+  rm "$devroot/dev/kvm"
+  check "kvm's node gone: node0's allocatable kvm is 0" wait_until 30 kvm_allocatable_is 0
+  echo "device node removed -> allocatable 0: $((SECONDS - start)) s"
+  start=$SECONDS
+  : >"$devroot/dev/kvm"
+  check "kvm's node back: node0's allocatable kvm is 1000" wait_until 30 kvm_allocatable_is 1000
+  echo "device node back -> allocatable 1000: $((SECONDS - start)) s"
+fi
 
 # The kubelet restarted: it removes every file of its device-plugin directory and serves a new
 # kubelet.sock; the plugins must notice and register again.
