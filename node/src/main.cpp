@@ -10,6 +10,7 @@
 
 #include "vmgate/node/agent.hpp"
 #include "vmgate/node/node_options.hpp"
+#include "vmgate/node/unique_fd.hpp"
 
 namespace {
 
@@ -32,15 +33,14 @@ int run(const std::vector<std::string_view>& args) {
     std::cerr << "vmgate-node: cannot block SIGTERM\n";
     return 1;
   }
-  const int stop_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (stop_fd < 0) {
+  const vmgate::node::UniqueFd stop_fd(signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!stop_fd.valid()) {
     std::cerr << "vmgate-node: signalfd failed\n";
     return 1;
   }
   vmgate::node::EventLog log(std::cerr);
   const std::string_view permissions = vmgate::node::device_permissions(vmgate::node::detect_cgroup_mode());
-  const vmgate::Status status = vmgate::node::run_agent(*options, permissions, stop_fd, log);
-  ::close(stop_fd);
+  const vmgate::Status status = vmgate::node::run_agent(*options, permissions, stop_fd.get(), log);
   if (!status) {
     log.write("error", "vmgate-node failed", {{"error", status.error().message}});
     return 1;

@@ -15,29 +15,13 @@
 #include <set>
 
 #include "plugin_server.hpp"
+#include "vmgate/node/unique_fd.hpp"
 
 namespace vmgate::node {
 
 namespace {
 
 constexpr long cgroup2_super_magic = 0x63677270;  // linux/magic.h CGROUP2_SUPER_MAGIC
-
-// A file descriptor that closes itself.
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() {
-    if (fd_ >= 0) {
-      ::close(fd_);
-    }
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  [[nodiscard]] int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // KubeVirt's retry delays after a failed start or registration (device_controller.go).
 constexpr std::array<std::chrono::seconds, 4> backoff{std::chrono::seconds(1), std::chrono::seconds(2),
@@ -76,10 +60,7 @@ void pre_open(const std::string& dev_root, const DeviceKind& kind) {
     return;
   }
   const std::string path = dev_root + std::string(kind.host_path);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd >= 0) {
-    ::close(fd);
-  }
+  const UniqueFd opened(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
 }
 
 // The directories whose entries tell health and registration: the device-plugin directory and
@@ -191,7 +172,7 @@ std::optional<FileId> file_id(const std::string& path) {
 
 Status run_agent(const NodeOptions& options, std::string_view permissions, int stop_fd, EventLog& log) {
   const UniqueFd inotify(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-  if (inotify.get() < 0) {
+  if (!inotify.valid()) {
     return Error{"inotify: " + errno_text()};
   }
   const DeviceScan initial = scan_devices(options.dev_root, options.devices);

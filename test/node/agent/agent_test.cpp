@@ -22,6 +22,7 @@
 
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 #include "node/fake_kubelet.hpp"
+#include "vmgate/node/unique_fd.hpp"
 #include "support/temporary_directory.hpp"
 
 namespace vmgate::node {
@@ -38,19 +39,17 @@ class RunningAgent {
  public:
   RunningAgent(NodeOptions options, std::string permissions)
       : options_(std::move(options)), permissions_(std::move(permissions)), stop_fd_(::eventfd(0, EFD_CLOEXEC)) {
-    thread_ = std::thread([this] { status_ = run_agent(options_, permissions_, stop_fd_, log_); });
+    EXPECT_TRUE(stop_fd_.valid());
+    thread_ = std::thread([this] { status_ = run_agent(options_, permissions_, stop_fd_.get(), log_); });
   }
-  ~RunningAgent() {
-    EXPECT_TRUE(stop());
-    ::close(stop_fd_);
-  }
+  ~RunningAgent() { EXPECT_TRUE(stop()); }
   RunningAgent(const RunningAgent&) = delete;
   RunningAgent& operator=(const RunningAgent&) = delete;
 
   Status stop() {
     if (thread_.joinable()) {
       const std::uint64_t one = 1;
-      EXPECT_EQ(::write(stop_fd_, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+      EXPECT_EQ(::write(stop_fd_.get(), &one, sizeof one), static_cast<ssize_t>(sizeof one));
       thread_.join();
     }
     return status_;
@@ -60,7 +59,7 @@ class RunningAgent {
  private:
   NodeOptions options_;
   std::string permissions_;
-  int stop_fd_;
+  UniqueFd stop_fd_;
   std::ostringstream out_;
   EventLog log_{out_};
   Status status_ = Ok{};
@@ -303,15 +302,14 @@ TEST_F(AgentTest, WaitsForAKubeletThatStartsLater) {
 
 // A kubelet.sock that nobody serves (a kubelet that died): connections are refused.
 void leave_stale_socket(const fs::path& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(fd, 0);
+  const UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(fd.valid());
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   const std::string name = path.string();
   ASSERT_LT(name.size(), sizeof address.sun_path);
   std::copy(name.begin(), name.end(), std::begin(address.sun_path));
-  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
-  ::close(fd);
+  ASSERT_EQ(::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
 }
 
 TEST_F(AgentTest, ANewKubeletAfterAStaleSocketIsTriedAtOnceDespiteTheBackOff) {

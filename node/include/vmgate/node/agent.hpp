@@ -2,6 +2,8 @@
 // The node agent's I/O: the device plugins served over gRPC on unix sockets in the kubelet's
 // device-plugin directory, registered with kubelet.sock, kept healthy and registered. The
 // decisions are device_plugin.hpp's; this part only looks at files and moves bytes.
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 

@@ -5,6 +5,7 @@
 // manager (pkg/virt-handler/device-manager/generic_device.go, device_controller.go and
 // cmd/virt-handler's --max-devices). Pure: no files, sockets, threads or clocks; thread-safe.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <span>
