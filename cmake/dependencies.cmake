@@ -29,3 +29,18 @@ find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
   pkg_check_modules(LIBVIRT IMPORTED_TARGET libvirt)
 endif()
+
+# gRPC and protobuf (vmgate-node's kubelet device plugins): protobuf through CMake's FindProtobuf
+# (protobuf::libprotobuf, protobuf::protoc), gRPC through Debian's grpc++.pc, grpc_cpp_plugin
+# from protobuf-compiler-grpc. Optional, as libvirt: without them vmgate-node is not built.
+find_package(Protobuf QUIET)
+find_program(VMGATE_GRPC_CPP_PLUGIN grpc_cpp_plugin)
+if(PkgConfig_FOUND)
+  pkg_check_modules(GRPCPP IMPORTED_TARGET grpc++)
+endif()
+if(Protobuf_FOUND AND TARGET protobuf::protoc AND TARGET PkgConfig::GRPCPP AND VMGATE_GRPC_CPP_PLUGIN)
+  set(VMGATE_HAS_GRPC ON)
+else()
+  set(VMGATE_HAS_GRPC OFF)
+  message(STATUS "gRPC/protobuf not found (tools/install-deps): vmgate-node is not built")
+endif()

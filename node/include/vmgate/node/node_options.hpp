@@ -1,0 +1,31 @@
+#pragma once
+// The command line of `vmgate-node`. Pure; thread-safe.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vmgate/common/result.hpp"
+#include "vmgate/node/device_plugin.hpp"
+
+namespace vmgate::node {
+
+struct NodeOptions {
+  std::string device_plugin_dir{default_device_plugin_dir};  // where kubelet.sock and our sockets live
+  std::vector<DeviceKind> devices;                           // default: all known_devices()
+  /// Where the node's /dev is seen from: health checks and pre-opens look at dev_root + host path.
+  /// "" is the agent's own root; a DaemonSet pod mounts the host's /dev (KubeVirt reads
+  /// /proc/1/root instead); tests point it at a directory of fake device files.
+  std::string dev_root;
+  int max_devices = default_max_devices;
+  bool help = false;
+};
+
+/// Parses the arguments after the program name. Errors: unknown options, missing values, an
+/// unknown device, --max-devices outside 1..1000000.
+Result<NodeOptions> parse_node_options(std::span<const std::string_view> args);
+
+/// The --help text.
+std::string node_usage();
+
+}  // namespace vmgate::node

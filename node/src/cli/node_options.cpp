@@ -1,0 +1,89 @@
+#include "vmgate/node/node_options.hpp"
+
+#include <charconv>
+
+#include "vmgate/common/options.hpp"
+
+namespace vmgate::node {
+
+namespace {
+
+enum class Option : std::size_t { device_plugin_dir, devices, dev_root, max_devices, help };
+
+constexpr std::size_t option_count = common::option_index(Option::help) + 1;
+
+constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
+  set(Option::device_plugin_dir,
+      {.name = "device-plugin-dir",
+       .non_empty = true,
+       .value_name = "DIR",
+       .help = "the kubelet's device-plugin directory (default /var/lib/kubelet/device-plugins)"});
+  set(Option::devices, {.name = "devices",
+                        .non_empty = true,
+                        .value_name = "LIST",
+                        .help = "devices to offer, comma-separated (default kvm,tun,vhost-net,vhost-vsock)"});
+  set(Option::dev_root, {.name = "dev-root",
+                         .value_name = "DIR",
+                         .help = "where the node's /dev is seen: DIR/dev/kvm (default: /dev/kvm itself)"});
+  set(Option::max_devices, {.name = "max-devices",
+                            .non_empty = true,
+                            .value_name = "N",
+                            .help = "units advertised per device (default 1000, as virt-handler)"});
+  set(Option::help, {.name = "help", .alias = 'h', .flag = true, .help = "this text"});
+});
+static_assert(common::every_option_declared(specs), "every Option is declared");
+
+}  // namespace
+
+Result<NodeOptions> parse_node_options(std::span<const std::string_view> args) {
+  Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
+  if (!parsed) {
+    return Error{parsed.error().options_only_message("vmgate-node")};
+  }
+  if (!parsed->operands.empty()) {
+    return Error{common::unexpected_argument(parsed->operands.front(), "vmgate-node")};
+  }
+  NodeOptions options;
+  options.devices.assign(known_devices().begin(), known_devices().end());
+  for (const common::ParsedOption& option : parsed->options) {
+    switch (static_cast<Option>(option.index)) {
+      case Option::device_plugin_dir:
+        options.device_plugin_dir = std::string(option.value);
+        break;
+      case Option::devices: {
+        Result<std::vector<DeviceKind>> devices = parse_device_list(option.value);
+        if (!devices) {
+          return Error{"--devices: " + devices.error().message};
+        }
+        options.devices = std::move(*devices);
+        break;
+      }
+      case Option::dev_root:
+        options.dev_root = std::string(option.value);
+        break;
+      case Option::max_devices: {
+        int count = 0;
+        const std::string_view text = option.value;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+        if (error != std::errc{} || end != text.data() + text.size() || count < 1 || count > 1000000) {
+          return Error{"--max-devices: \"" + std::string(text) + "\" is not a number from 1 to 1000000"};
+        }
+        options.max_devices = count;
+        break;
+      }
+      case Option::help:
+        options.help = true;
+        break;
+    }
+  }
+  return options;
+}
+
+std::string node_usage() {
+  return "usage: vmgate-node [options]\n"
+         "The node agent: kubelet device plugins for devices.kubevirt.io/{kvm,tun,vhost-net,vhost-vsock}.\n"
+         "SIGTERM or SIGINT stops it and removes its sockets.\n\n" +
+         common::format_options(specs);
+}
+
+}  // namespace vmgate::node

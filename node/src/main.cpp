@@ -1,0 +1,63 @@
+// `vmgate-node`: wires the command line, the signals and the log to the node agent.
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <exception>
+#include <iostream>
+#include <string_view>
+#include <vector>
+
+#include "vmgate/node/agent.hpp"
+#include "vmgate/node/node_options.hpp"
+#include "vmgate/node/unique_fd.hpp"
+
+namespace {
+
+int run(const std::vector<std::string_view>& args) {
+  vmgate::Result<vmgate::node::NodeOptions> options = vmgate::node::parse_node_options(args);
+  if (!options) {
+    std::cerr << "vmgate-node: " << options.error().message << '\n';
+    return 2;
+  }
+  if (options->help) {
+    std::cout << vmgate::node::node_usage();
+    return 0;
+  }
+  // Blocked before gRPC starts its threads, so that only the signalfd sees SIGTERM and SIGINT.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  if (pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr) != 0) {
+    std::cerr << "vmgate-node: cannot block SIGTERM\n";
+    return 1;
+  }
+  const vmgate::node::UniqueFd stop_fd(signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!stop_fd.valid()) {
+    std::cerr << "vmgate-node: signalfd failed\n";
+    return 1;
+  }
+  vmgate::node::EventLog log(std::cerr);
+  const std::string_view permissions = vmgate::node::device_permissions(vmgate::node::detect_cgroup_mode());
+  const vmgate::Status status = vmgate::node::run_agent(*options, permissions, stop_fd.get(), log);
+  if (!status) {
+    log.write("error", "vmgate-node failed", {{"error", status.error().message}});
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(std::vector<std::string_view>(argv + 1, argv + argc));
+  } catch (const std::exception& error) {
+    std::cerr << "vmgate-node: internal error: " << error.what() << '\n';
+    return 1;
+  } catch (...) {
+    std::cerr << "vmgate-node: internal error\n";
+    return 1;
+  }
+}
