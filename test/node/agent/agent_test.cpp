@@ -245,12 +245,16 @@ TEST_F(AgentTest, AllocateAnswersWithTheDeviceNodeForEachContainer) {
     }
   }
 
+  // IDs it does not advertise (a kubelet's checkpoint from a larger --max-devices) are served too.
   PluginClient kvm(plugins() / "kubevirt-kvm.sock");
-  v1beta1::AllocateRequest unknown;
-  unknown.add_container_requests()->add_devices_ids("kvm1000");
+  v1beta1::AllocateRequest old_ids;
+  old_ids.add_container_requests()->add_devices_ids("kvm5000");
   v1beta1::AllocateResponse response;
   grpc::ClientContext context;
-  EXPECT_EQ(kvm.stub().Allocate(&context, unknown, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(kvm.stub().Allocate(&context, old_ids, &response).ok());
+  ASSERT_EQ(response.container_responses_size(), 1);
+  ASSERT_EQ(response.container_responses(0).devices_size(), 1);
+  EXPECT_EQ(response.container_responses(0).devices(0).host_path(), "/dev/kvm");
 
   v1beta1::DevicePluginOptions plugin_options;
   grpc::ClientContext options_context;
