@@ -287,6 +287,19 @@ TEST_F(AgentTest, RegistersAgainWhenTheKubeletRestartsAndEmptiesItsDirectory) {
   EXPECT_EQ(update->devices_size(), 1000);
 }
 
+TEST_F(AgentTest, RegistersAgainWhenTheWholeDirectoryIsRecreated) {
+  auto kubelet = std::make_unique<FakeKubelet>(plugins());
+  RunningAgent agent(options(), "rw");
+  ASSERT_EQ(kubelet->wait_for(4).size(), 4U) << agent.log();
+  kubelet.reset();
+  fs::remove_all(plugins());
+  std::this_thread::sleep_for(200ms);
+  fs::create_directories(plugins());
+  kubelet = std::make_unique<FakeKubelet>(plugins());
+  EXPECT_EQ(kubelet->wait_for(4).size(), 4U) << agent.log();
+  EXPECT_TRUE(fs::is_socket(plugins() / "kubevirt-vhost-vsock.sock"));
+}
+
 TEST_F(AgentTest, RegistersAgainWhenOnlyKubeletSockIsReplaced) {
   FakeKubelet kubelet(plugins());
   RunningAgent agent(options(), "rw");
