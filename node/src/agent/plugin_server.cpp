@@ -91,18 +91,9 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
 
   grpc::Status Allocate(grpc::ServerContext* /*context*/, const v1beta1::AllocateRequest* request,
                         v1beta1::AllocateResponse* response) override {
-    std::vector<std::vector<std::string>> requests;
-    requests.reserve(static_cast<std::size_t>(request->container_requests_size()));
-    for (const v1beta1::ContainerAllocateRequest& container : request->container_requests()) {
-      requests.emplace_back(container.devices_ids().begin(), container.devices_ids().end());
-    }
-    Result<std::vector<ContainerAllocation>> allocations = allocate(kind_, permissions_, count_, requests);
-    if (!allocations) {
-      log_.write("warning", "allocate refused",
-                 {{"resource", resource_name(kind_)}, {"error", allocations.error().message}});
-      return {grpc::StatusCode::INVALID_ARGUMENT, allocations.error().message};
-    }
-    for (const ContainerAllocation& allocation : *allocations) {
+    const auto containers = static_cast<std::size_t>(request->container_requests_size());
+    const std::vector<ContainerAllocation> allocations = allocate(kind_, permissions_, containers);
+    for (const ContainerAllocation& allocation : allocations) {
       v1beta1::ContainerAllocateResponse* container = response->add_container_responses();
       for (const DeviceSpec& spec : allocation.devices) {
         v1beta1::DeviceSpec* device = container->add_devices();
@@ -111,8 +102,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
         device->set_permissions(spec.permissions);
       }
     }
-    log_.write("info", "allocated",
-               {{"resource", resource_name(kind_)}, {"containers", std::to_string(requests.size())}});
+    log_.write("info", "allocated", {{"resource", resource_name(kind_)}, {"containers", std::to_string(containers)}});
     return grpc::Status::OK;
   }
 

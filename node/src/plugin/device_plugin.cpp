@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 
 namespace vmgate::node {
 
@@ -24,20 +23,6 @@ std::string known_names() {
     names += kind.name;
   }
   return names;
-}
-
-// The unit index of "kvm17" for kind kvm, when it is one of the `count` units.
-bool is_unit_of(const DeviceKind& kind, int count, std::string_view id) {
-  if (!id.starts_with(kind.name)) {
-    return false;
-  }
-  const std::string_view digits = id.substr(kind.name.size());
-  if (digits.empty() || (digits.size() > 1 && digits.front() == '0')) {
-    return false;
-  }
-  int index = -1;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-  return error == std::errc{} && end == digits.data() + digits.size() && index >= 0 && index < count;
 }
 
 }  // namespace
@@ -101,25 +86,13 @@ std::vector<AdvertisedDevice> advertised_devices(const DeviceKind& kind, int cou
   return devices;
 }
 
-Result<std::vector<ContainerAllocation>> allocate(const DeviceKind& kind, std::string_view permissions, int count,
-                                                  std::span<const std::vector<std::string>> container_requests) {
-  std::vector<ContainerAllocation> allocations;
-  allocations.reserve(container_requests.size());
-  for (const std::vector<std::string>& ids : container_requests) {
-    if (ids.empty()) {
-      return Error{"a container request for " + resource_name(kind) + " names no device"};
-    }
-    for (const std::string& id : ids) {
-      if (!is_unit_of(kind, count, id)) {
-        return Error{"unknown device \"" + id + "\" for " + resource_name(kind)};
-      }
-    }
-    // Every unit is the same device node: the container gets it once, at the host's path.
-    allocations.push_back({.devices = {{.container_path = std::string(kind.host_path),
-                                        .host_path = std::string(kind.host_path),
-                                        .permissions = std::string(permissions)}}});
-  }
-  return allocations;
+std::vector<ContainerAllocation> allocate(const DeviceKind& kind, std::string_view permissions,
+                                          std::size_t containers) {
+  // The container sees the node at the host's path (KubeVirt's generic device plugin).
+  const DeviceSpec spec{.container_path = std::string(kind.host_path),
+                        .host_path = std::string(kind.host_path),
+                        .permissions = std::string(permissions)};
+  return std::vector<ContainerAllocation>(containers, ContainerAllocation{.devices = {spec}});
 }
 
 PluginAction plan_plugin(const PluginState& state, const SocketScan& scan) {

@@ -245,12 +245,16 @@ TEST_F(AgentTest, AllocateAnswersWithTheDeviceNodeForEachContainer) {
     }
   }
 
+  // IDs it does not advertise (a kubelet's checkpoint from a larger --max-devices) are served too.
   PluginClient kvm(plugins() / "kubevirt-kvm.sock");
-  v1beta1::AllocateRequest unknown;
-  unknown.add_container_requests()->add_devices_ids("kvm1000");
+  v1beta1::AllocateRequest old_ids;
+  old_ids.add_container_requests()->add_devices_ids("kvm5000");
   v1beta1::AllocateResponse response;
   grpc::ClientContext context;
-  EXPECT_EQ(kvm.stub().Allocate(&context, unknown, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(kvm.stub().Allocate(&context, old_ids, &response).ok());
+  ASSERT_EQ(response.container_responses_size(), 1);
+  ASSERT_EQ(response.container_responses(0).devices_size(), 1);
+  EXPECT_EQ(response.container_responses(0).devices(0).host_path(), "/dev/kvm");
 
   v1beta1::DevicePluginOptions plugin_options;
   grpc::ClientContext options_context;
@@ -281,6 +285,19 @@ TEST_F(AgentTest, RegistersAgainWhenTheKubeletRestartsAndEmptiesItsDirectory) {
   std::optional<v1beta1::ListAndWatchResponse> update = tun.next();
   ASSERT_TRUE(update);
   EXPECT_EQ(update->devices_size(), 1000);
+}
+
+TEST_F(AgentTest, RegistersAgainWhenTheWholeDirectoryIsRecreated) {
+  auto kubelet = std::make_unique<FakeKubelet>(plugins());
+  RunningAgent agent(options(), "rw");
+  ASSERT_EQ(kubelet->wait_for(4).size(), 4U) << agent.log();
+  kubelet.reset();
+  fs::remove_all(plugins());
+  std::this_thread::sleep_for(200ms);
+  fs::create_directories(plugins());
+  kubelet = std::make_unique<FakeKubelet>(plugins());
+  EXPECT_EQ(kubelet->wait_for(4).size(), 4U) << agent.log();
+  EXPECT_TRUE(fs::is_socket(plugins() / "kubevirt-vhost-vsock.sock"));
 }
 
 TEST_F(AgentTest, RegistersAgainWhenOnlyKubeletSockIsReplaced) {

@@ -85,11 +85,11 @@ struct DeviceSpec {
 struct ContainerAllocation {
   std::vector<DeviceSpec> devices;
 };
-/// The Allocate answer: one allocation per container request, in order. Errors: a request
-/// without device IDs, or an ID this plugin never advertised (`count` units of `kind`); the
-/// message names it.
-Result<std::vector<ContainerAllocation>> allocate(const DeviceKind& kind, std::string_view permissions, int count,
-                                                  std::span<const std::vector<std::string>> container_requests);
+/// The Allocate answer for `containers` container requests: one allocation each, in order.
+/// The device IDs asked for do not matter: every unit is the same device node, and a kubelet may
+/// ask again for IDs from its checkpoint that an agent with a smaller --max-devices no longer
+/// advertises (KubeVirt does not look at them either).
+std::vector<ContainerAllocation> allocate(const DeviceKind& kind, std::string_view permissions, std::size_t containers);
 
 /// A file's identity: a socket recreated at the same path is another file. The inode alone does
 /// not tell: a file created right after one was unlinked often gets its inode number back, so
