@@ -497,9 +497,10 @@ Result<Quantity> memory_overhead(const json::Value& vmi, const PodSettings& sett
   // Page tables: one byte for every 512 bytes of requested memory (counted in whole kB first).
   const Quantity requested = get_or_zero(*requests, "memory");
   const std::int64_t bytes = requested.value().ok() ? *requested.value() : 0;
-  // (bytes + 999) / 1000 * 1000 without the sum: bytes (never negative) may be near the int64 limit.
-  const std::int64_t kilo_rounded = (bytes / 1000 + (bytes % 1000 != 0 ? 1 : 0)) * 1000;
-  Quantity overhead = Quantity::from_int(kilo_rounded / 512, Quantity::Format::decimal_si);
+  // (bytes + 999) / 1000 * 1000 / 512 as kB x 125 / 64: bytes (never negative) may be near the
+  // int64 limit, where the sum and the product by 1000 overflow (UBSan found the latter).
+  const std::int64_t kilo = bytes / 1000 + (bytes % 1000 != 0 ? 1 : 0);
+  Quantity overhead = Quantity::from_int(kilo * 125 / 64, Quantity::Format::decimal_si);
   // virt-launcher-monitor 25Mi, virt-launcher 100Mi, virtlogd 25Mi, virtqemud 40Mi, qemu 50Mi.
   overhead = add(overhead, mi(25 + 100 + 25 + 40 + 50));
   const json::Value* cpu = domain == nullptr ? nullptr : json::find_object(*domain, "cpu");
