@@ -499,8 +499,8 @@ Result<Quantity> memory_overhead(const json::Value& vmi, const PodSettings& sett
   const std::int64_t bytes = requested.value().ok() ? *requested.value() : 0;
   // (bytes + 999) / 1000 * 1000 / 512 as kB x 125 / 64: bytes (never negative) may be near the
   // int64 limit, where the sum and the product by 1000 overflow (UBSan found the latter).
-  const std::int64_t kilo = bytes / 1000 + (bytes % 1000 != 0 ? 1 : 0);
-  Quantity overhead = Quantity::from_int(kilo * 125 / 64, Quantity::Format::decimal_si);
+  const std::int64_t requested_kilo = bytes / 1000 + (bytes % 1000 != 0 ? 1 : 0);
+  Quantity overhead = Quantity::from_int(requested_kilo * 125 / 64, Quantity::Format::decimal_si);
   // virt-launcher-monitor 25Mi, virt-launcher 100Mi, virtlogd 25Mi, virtqemud 40Mi, qemu 50Mi.
   overhead = add(overhead, mi(25 + 100 + 25 + 40 + 50));
   const json::Value* cpu = domain == nullptr ? nullptr : json::find_object(*domain, "cpu");
