@@ -129,6 +129,38 @@ check "the optional objects (NetworkPolicy, ServiceMonitor, ResourceQuota, extra
 check "the optional objects are rendered" bash -c "for k in NetworkPolicy ServiceMonitor ResourceQuota ConfigMap; do grep -q \"^kind: \$k\$\" '$work/optional.rendered.yaml' || exit 1; done"
 check "the release namespace is excluded even when excludedNamespaces omits it" \
   bash -c "test \$(grep -c 'values: \[\"kube-system\",\"kube-public\",\"vmgate-system\"\]' '$work/optional.rendered.yaml') = 4"
+# The whole stack (controller.enabled, node.enabled): only in serve.kubevirtNamespace, whose
+# kubevirt-controller and kubevirt-handler accounts the webhook trusts.
+stack_refused() {
+  ! helm template vmgate "$chart" -n vmgate-system -f "$chart/ci/node-values.yaml" >/dev/null 2>"$work/err" &&
+    err_has 'serve.kubevirtNamespace (kubevirt) only: install the release there'
+}
+check "ci/node-values.yaml outside serve.kubevirtNamespace: refused, naming it" stack_refused
+stack_dry_run() {
+  helm template vmgate "$chart" -n vmgate-system -f "$chart/ci/node-values.yaml" \
+    --set serve.kubevirtNamespace=vmgate-system >"$work/stack.rendered.yaml" || return 1
+  if ! kubectl apply --dry-run=server -f "$work/stack.rendered.yaml" >/dev/null 2>"$work/stack.err"; then
+    cat "$work/stack.err" >&2
+    return 1
+  fi
+}
+check "ci/node-values.yaml: the webhook, the controller and vmgate-node, dry run accepted" stack_dry_run
+check "ci/node-values.yaml: the controller's Deployment and Lease Role, vmgate-node's DaemonSet" \
+  test "$(kinds "$work/stack.rendered.yaml" '(Deployment|DaemonSet|Role|ServiceAccount)$')" = "DaemonSet=1 Deployment=2 Role=2 ServiceAccount=3 "
+check "ci/node-values.yaml: the controller runs as kubevirt-controller, vmgate-node as kubevirt-handler" \
+  bash -c "grep -q 'serviceAccountName: kubevirt-controller' '$work/stack.rendered.yaml' && grep -q 'serviceAccountName: kubevirt-handler' '$work/stack.rendered.yaml'"
+# The webhook Service's selector matches the webhook's pods only.
+service_selects_webhook_only() {
+  python3 - "$work/stack.rendered.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+selector = next(d["spec"]["selector"] for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "vmgate")
+matched = [d["metadata"]["name"] for d in docs if d["kind"] in ("Deployment", "DaemonSet")
+           and all(d["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in selector.items())]
+sys.exit(0 if matched == ["vmgate"] else f"the webhook Service selects {matched}")
+PY
+}
+check "ci/node-values.yaml: the webhook Service selects the webhook's pods only" service_selects_webhook_only
 # The PodSecurity check above can fail: a privileged setting is named.
 cat >"$work/privileged.yaml" <<'EOF'
 securityContext: {allowPrivilegeEscalation: true, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: {drop: [ALL]}, seccompProfile: {type: RuntimeDefault}}

@@ -89,3 +89,34 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- define "vmgate.containerSecurityContext" -}}
 {{ toYaml .Values.securityContext }}
 {{- end -}}
+
+{{/* The launcher image (launcher pods, and vmgate-node's DaemonSet, which runs from it). */}}
+{{- define "vmgate.launcherImage" -}}
+{{- $image := .Values.launcher.image -}}
+{{- $ref := $image.repository -}}
+{{- if $image.registry }}{{ $ref = printf "%s/%s" $image.registry $ref }}{{ end -}}
+{{- if $image.digest -}}
+{{- printf "%s@%s" $ref $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $ref ($image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The controller's and the node agent's identities are KubeVirt's (kubevirt-controller,
+kubevirt-handler), which vmgate serve trusts in serve.kubevirtNamespace only: they must live
+there. */}}
+{{- define "vmgate.requireKubevirtNamespace" -}}
+{{- if ne .Release.Namespace .Values.serve.kubevirtNamespace -}}
+{{- fail (printf "controller.enabled, node.enabled: vmgate controller and vmgate-node act as KubeVirt's kubevirt-controller and kubevirt-handler, which the webhook trusts in serve.kubevirtNamespace (%s) only: install the release there (helm install -n %s) or set serve.kubevirtNamespace=%s" .Values.serve.kubevirtNamespace .Values.serve.kubevirtNamespace .Release.Namespace) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "vmgate.controllerSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "vmgate.name" . }}-controller
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "vmgate.nodeSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "vmgate.name" . }}-node
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
