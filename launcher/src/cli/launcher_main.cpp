@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <filesystem>
 #include <csignal>
 #include <iostream>
 #include <thread>
@@ -190,6 +191,12 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   }
   if (Status prepared = prepare_volumes(*plan); !prepared) {
     err << "vmgate-launcher: " << prepared.error().message << '\n';
+    return 1;
+  }
+  // QEMU binds the VNC socket (and the default serial log) in the private directory, which a
+  // container started without KubeVirt's emptyDir there does not have.
+  if (std::error_code error; !std::filesystem::create_directories(convert_options.layout.private_dir, error) && error) {
+    err << "vmgate-launcher: " << convert_options.layout.private_dir << ": " << error.message() << '\n';
     return 1;
   }
   // --grace-period, else the VMI's terminationGracePeriodSeconds, else KubeVirt's default 30.
