@@ -3,16 +3,52 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include "vmgate/node/agent.hpp"
+#include "vmgate/node/node_labeller.hpp"
 #include "vmgate/node/node_options.hpp"
 #include "vmgate/node/unique_fd.hpp"
 
 namespace {
+
+// The node labeller runs beside the device plugins when there is a Node to label: --node-name,
+// else $NODE_NAME (the DaemonSet's downward API). Its failures never stop the plugins.
+std::unique_ptr<vmgate::node::NodeLabeller> start_labeller(const vmgate::node::NodeOptions& options,
+                                                           vmgate::node::EventLog& log) {
+  std::string node_name = options.node_name;
+  if (const char* from_env = std::getenv("NODE_NAME"); node_name.empty() && from_env != nullptr) {
+    node_name = from_env;
+  }
+  if (node_name.empty()) {
+    log.write("info", "no node name (--node-name, NODE_NAME): node labeller off");
+    return nullptr;
+  }
+  vmgate::node::LabellerSettings settings{
+      .node_name = node_name,
+      .kubeconfig = options.kubeconfig,
+      .kubevirt_namespace = options.kubevirt_namespace,
+      .use_emulation = options.use_emulation,
+      .libvirt_root = options.libvirt_root,
+      .dev_root = options.dev_root,
+      .kubelet_root = std::filesystem::path(options.device_plugin_dir).parent_path().string(),
+      .label_interval = std::chrono::seconds(options.label_interval_seconds),
+      .heartbeat_interval = std::chrono::seconds(60)};
+  vmgate::Result<std::unique_ptr<vmgate::node::NodeLabeller>> labeller =
+      vmgate::node::NodeLabeller::create(std::move(settings), log);
+  if (!labeller) {
+    log.write("error", "node labeller off", {{"error", labeller.error().message}});
+    return nullptr;
+  }
+  (*labeller)->start();
+  return std::move(*labeller);
+}
 
 int run(const std::vector<std::string_view>& args) {
   vmgate::Result<vmgate::node::NodeOptions> options = vmgate::node::parse_node_options(args);
@@ -40,7 +76,11 @@ int run(const std::vector<std::string_view>& args) {
   }
   vmgate::node::EventLog log(std::cerr);
   const std::string_view permissions = vmgate::node::device_permissions(vmgate::node::detect_cgroup_mode());
+  std::unique_ptr<vmgate::node::NodeLabeller> labeller = start_labeller(*options, log);
   const vmgate::Status status = vmgate::node::run_agent(*options, permissions, stop_fd.get(), log);
+  if (labeller) {
+    labeller->stop();
+  }
   if (!status) {
     log.write("error", "vmgate-node failed", {{"error", status.error().message}});
     return 1;

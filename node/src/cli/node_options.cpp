@@ -8,7 +8,19 @@ namespace vmgate::node {
 
 namespace {
 
-enum class Option : std::size_t { device_plugin_dir, devices, dev_root, max_devices, help };
+enum class Option : std::size_t {
+  device_plugin_dir,
+  devices,
+  dev_root,
+  max_devices,
+  node_name,
+  kubeconfig,
+  kubevirt_namespace,
+  use_emulation,
+  libvirt_root,
+  label_interval,
+  help
+};
 
 constexpr std::size_t option_count = common::option_index(Option::help) + 1;
 
@@ -29,6 +41,28 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                             .non_empty = true,
                             .value_name = "N",
                             .help = "units advertised per device (default 1000, as virt-handler)"});
+  set(Option::node_name, {.name = "node-name",
+                          .non_empty = true,
+                          .value_name = "NAME",
+                          .help = "the Node to label (default $NODE_NAME); none: no node labeller"});
+  set(Option::kubeconfig, {.name = "kubeconfig",
+                           .non_empty = true,
+                           .value_name = "FILE",
+                           .help = "the Kubernetes API (default: the pod's service account)"});
+  set(Option::kubevirt_namespace, {.name = "kubevirt-namespace",
+                                   .non_empty = true,
+                                   .value_name = "NS",
+                                   .help = "the namespace of the KubeVirt CR that counts (default kubevirt)"});
+  set(Option::use_emulation,
+      {.name = "use-emulation", .flag = true, .help = "label for software emulation (libvirt virttype qemu)"});
+  set(Option::libvirt_root, {.name = "libvirt-root",
+                             .non_empty = true,
+                             .value_name = "DIR",
+                             .help = "the embedded libvirt's root (default /var/run/vmgate-node/libvirt)"});
+  set(Option::label_interval, {.name = "label-interval",
+                               .non_empty = true,
+                               .value_name = "SECONDS",
+                               .help = "re-label this often, plus up to 120 % jitter (default 180)"});
   set(Option::help, {.name = "help", .alias = 'h', .flag = true, .help = "this text"});
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
@@ -71,6 +105,31 @@ Result<NodeOptions> parse_node_options(std::span<const std::string_view> args) {
         options.max_devices = count;
         break;
       }
+      case Option::node_name:
+        options.node_name = std::string(option.value);
+        break;
+      case Option::kubeconfig:
+        options.kubeconfig = std::string(option.value);
+        break;
+      case Option::kubevirt_namespace:
+        options.kubevirt_namespace = std::string(option.value);
+        break;
+      case Option::use_emulation:
+        options.use_emulation = true;
+        break;
+      case Option::libvirt_root:
+        options.libvirt_root = std::string(option.value);
+        break;
+      case Option::label_interval: {
+        int seconds = 0;
+        const std::string_view text = option.value;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+        if (error != std::errc{} || end != text.data() + text.size() || seconds < 1 || seconds > 86400) {
+          return Error{"--label-interval: \"" + std::string(text) + "\" is not a number of seconds from 1 to 86400"};
+        }
+        options.label_interval_seconds = seconds;
+        break;
+      }
       case Option::help:
         options.help = true;
         break;
@@ -81,7 +140,8 @@ Result<NodeOptions> parse_node_options(std::span<const std::string_view> args) {
 
 std::string node_usage() {
   return "usage: vmgate-node [options]\n"
-         "The node agent: kubelet device plugins for devices.kubevirt.io/{kvm,tun,vhost-net,vhost-vsock}.\n"
+         "The node agent: kubelet device plugins for devices.kubevirt.io/{kvm,tun,vhost-net,vhost-vsock};\n"
+         "with a node name, KubeVirt's node labels and heartbeat on that Node.\n"
          "SIGTERM or SIGINT stops it and removes its sockets.\n\n" +
          common::format_options(specs);
 }

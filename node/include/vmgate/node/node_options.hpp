@@ -18,11 +18,18 @@ struct NodeOptions {
   /// /proc/1/root instead); tests point it at a directory of fake device files.
   std::string dev_root;
   int max_devices = default_max_devices;
+  // The node labeller (node_labeller.hpp); off without a node name.
+  std::string node_name;                        // "": $NODE_NAME (main reads it)
+  std::string kubeconfig;                       // "": the pod's service account
+  std::string kubevirt_namespace = "kubevirt";  // whose KubeVirt CR counts
+  bool use_emulation = false;                   // query libvirt for TCG (virttype qemu)
+  std::string libvirt_root = "/var/run/vmgate-node/libvirt";
+  int label_interval_seconds = 180;  // virt-handler's 3 minutes
   bool help = false;
 };
 
 /// Parses the arguments after the program name. Errors: unknown options, missing values, an
-/// unknown device, --max-devices outside 1..1000000.
+/// unknown device, --max-devices outside 1..1000000, --label-interval outside 1..86400.
 Result<NodeOptions> parse_node_options(std::span<const std::string_view> args);
 
 /// The --help text.
