@@ -23,6 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::size_t copy_buffer_bytes = std::size_t{1} << 20U;  // bounded memory, whatever the disk's size
+constexpr off_t flush_every_bytes = off_t{32} << 20U;
 
 std::string system_error(const std::string& file, std::string_view what) {
   return file + ": " + std::string(what) + ": " + std::strerror(errno);
@@ -64,6 +65,14 @@ Status copy_range(int source, int target, off_t begin, off_t end, std::vector<ch
       return written;
     }
     begin += count;
+    // The page cache of the copy is charged to the init container's small memory limit, and
+    // with cgroup v1 dirty pages are not written back for a cgroup's sake: flush and drop them
+    // as the copy goes, so that a disk of any size copies within 40M.
+    if (begin % flush_every_bytes < count) {
+      ::fdatasync(target);
+      ::posix_fadvise(target, 0, 0, POSIX_FADV_DONTNEED);
+      ::posix_fadvise(source, 0, 0, POSIX_FADV_DONTNEED);
+    }
   }
   return Ok{};
 }
