@@ -221,7 +221,7 @@ check "the launcher's identity may not create pods (least privilege)" \
 # ---------------------------------------------------------------- two controllers, one leader
 controller() { # NAME
   setsid "$vmgate" controller --kubeconfig "$work/controller.kubeconfig" --lease-namespace kubevirt --lease-name vmgate-controller \
-    --identity "$1" --launcher-image registry.example/vmgate-launcher:e2e --launcher-service-account vmgate-launcher --resync 2s >"$work/$1.log" 2>&1 &
+    --identity "$1" --launcher-image registry.example/vmgate-launcher:e2e --launcher-link api --launcher-service-account vmgate-launcher --resync 2s >"$work/$1.log" 2>&1 &
   pids+=($!)
   printf -v "${1}_pid" %s "$!"
 }

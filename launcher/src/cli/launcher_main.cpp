@@ -9,9 +9,11 @@
 #include <iostream>
 #include <thread>
 
+#include "vmgate/launcher/console_tail.hpp"
 #include "vmgate/launcher/converter.hpp"
 #include "vmgate/launcher/host_topology.hpp"
 #include "vmgate/launcher/options.hpp"
+#include "vmgate/launcher/status_file.hpp"
 #include "vmgate/launcher/vmi_source.hpp"
 #include "vmgate/launcher/volume_plan.hpp"
 #include "vmgate/launcher/volume_prepare.hpp"
@@ -22,6 +24,51 @@
 #endif
 
 namespace vmgate::launcher {
+namespace {
+
+// The launcher gives up before the supervisor runs: one line on stderr and, with --status-file,
+// a Failed status, so that whoever follows the file (guest-console-log, the node agent) learns
+// the guest will never run instead of waiting for it.
+int give_up(const LauncherOptions& options, std::ostream& err, int exit_code, const std::string& message) {
+  err << "vmgate-launcher: " << message << '\n';
+  if (!options.status_file.empty()) {
+    const std::string now = utc_now();
+    if (Status written = write_status_file(options.status_file, {"Failed", message, now, {}, now}); !written) {
+      err << "vmgate-launcher: " << written.error().message << '\n';
+    }
+  }
+  return exit_code;
+}
+
+// SIGTERM and SIGINT blocked here (and in every thread started later), taken by sigtimedwait:
+// no handler, no global flag.
+void block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+// --tail-console: the guest-console-log container.
+int tail_console_until_stopped(const LauncherOptions& options, std::ostream& out, std::ostream& err) {
+  block_stop_signals();
+  ConsoleTailConfig config;
+  config.log_file = options.tail_console;
+  config.status_file = options.until_status;
+  return tail_console(config, out, err, [](std::chrono::milliseconds timeout) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+    const timespec wait{static_cast<time_t>(seconds.count()),
+                        static_cast<long>(std::chrono::nanoseconds(timeout - seconds).count())};
+    return sigtimedwait(&set, nullptr, &wait) > 0;
+  });
+}
+
+}  // namespace
 
 #ifdef VMGATE_LAUNCHER_HAS_LIBVIRT
 namespace {
@@ -59,26 +106,20 @@ class SignalWatcher {
 
 int boot(const LauncherOptions& options, const json::Value& vmi, const std::string& xml, long grace_seconds,
          bool start_paused, std::ostream& err) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  block_stop_signals();
 
   std::string uri = options.connect;
   if (uri.empty()) {
     Result<std::string> conf = write_embed_qemu_conf(options.root);
     if (!conf) {
-      err << "vmgate-launcher: " << conf.error().message << '\n';
-      return 1;
+      return give_up(options, err, 1, conf.error().message);
     }
     uri = embed_uri(options.root);
   }
   const EventLoop loop;
   Result<ConnectHandle> connection = open_connection(uri);
   if (!connection) {
-    err << "vmgate-launcher: " << connection.error().message << '\n';
-    return 1;
+    return give_up(options, err, 1, connection.error().message);
   }
   SupervisorConfig config;
   config.grace_period = std::chrono::seconds(grace_seconds);
@@ -94,8 +135,7 @@ int boot(const LauncherOptions& options, const json::Value& vmi, const std::stri
     Result<std::unique_ptr<VmiLink>> created =
         client ? VmiLink::create(*client, vmi, err) : Result<std::unique_ptr<VmiLink>>(client.error());
     if (!created) {
-      err << "vmgate-launcher: " << created.error().message << '\n';
-      return 1;
+      return give_up(options, err, 1, created.error().message);
     }
     link = std::move(created.value());
     config.on_status = [&link](const std::string& phase, const std::string& reason) { link->report(phase, reason); };
@@ -119,10 +159,9 @@ int boot(const LauncherOptions& options, const json::Value& vmi, const std::stri
 }  // namespace
 #else
 namespace {
-int boot(const LauncherOptions& /*options*/, const json::Value& /*vmi*/, const std::string& /*xml*/,
-         long /*grace_seconds*/, bool /*start_paused*/, std::ostream& err) {
-  err << "vmgate-launcher: built without libvirt; only --print-xml works\n";
-  return 1;
+int boot(const LauncherOptions& options, const json::Value& /*vmi*/, const std::string& /*xml*/, long /*grace_seconds*/,
+         bool /*start_paused*/, std::ostream& err) {
+  return give_up(options, err, 1, "built without libvirt; only --print-xml works");
 }
 }  // namespace
 #endif
@@ -138,10 +177,12 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
     out << launcher_usage();
     return 0;
   }
+  if (!options->tail_console.empty()) {
+    return tail_console_until_stopped(*options, out, err);
+  }
   Result<json::Document> vmi = load_vmi(*options, in);
   if (!vmi) {
-    err << "vmgate-launcher: " << vmi.error().message << '\n';
-    return exit_usage;
+    return give_up(*options, err, exit_usage, vmi.error().message);
   }
   ConvertOptions convert_options;
   if (!options->pod_root.empty()) {
@@ -169,14 +210,12 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   convert_options.cpu_numa_nodes = host_cpu_numa_nodes();
   Result<std::map<std::string, BlockSizes>> block_sizes = probe_block_sizes(*vmi, convert_options.layout);
   if (!block_sizes) {
-    err << "vmgate-launcher: " << block_sizes.error().message << '\n';
-    return exit_usage;
+    return give_up(*options, err, exit_usage, block_sizes.error().message);
   }
   convert_options.block_sizes = std::move(*block_sizes);
   Result<std::string> xml = convert(*vmi, convert_options);
   if (!xml) {
-    err << "vmgate-launcher: " << xml.error().message << '\n';
-    return exit_usage;
+    return give_up(*options, err, exit_usage, xml.error().message);
   }
   if (options->print_xml) {
     out << *xml;
@@ -186,12 +225,10 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   // converter refuses never touches the pod's disks).
   Result<VolumePlan> plan = plan_volumes(*vmi, convert_options.layout);
   if (!plan) {
-    err << "vmgate-launcher: " << plan.error().message << '\n';
-    return exit_usage;
+    return give_up(*options, err, exit_usage, plan.error().message);
   }
   if (Status prepared = prepare_volumes(*plan); !prepared) {
-    err << "vmgate-launcher: " << prepared.error().message << '\n';
-    return 1;
+    return give_up(*options, err, 1, prepared.error().message);
   }
   // QEMU binds the VNC socket (and the default serial log) in the private directory, which a
   // container started without KubeVirt's emptyDir there does not have.

@@ -32,6 +32,8 @@ enum class Option : std::size_t {
   root,
   grace_period,
   status_file,
+  tail_console,
+  until_status,
   help,
 };
 
@@ -75,6 +77,8 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
   set(Option::root, value("root"));
   set(Option::grace_period, value("grace-period"));
   set(Option::status_file, value("status-file"));
+  set(Option::tail_console, value("tail-console"));
+  set(Option::until_status, value("until-status"));
   set(Option::help, flag("help", 'h'));
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
@@ -83,8 +87,10 @@ static_assert(common::every_option_declared(specs), "every Option is declared");
 
 std::string launcher_usage() {
   return R"(Usage: vmgate-launcher (--vmi FILE | --vm FILE | --vmi-name NS/NAME) [--objects PATH]... [options]
+       vmgate-launcher --tail-console LOG [--until-status FILE]
 
-Turns an admitted VirtualMachineInstance into libvirt domain XML.
+Turns an admitted VirtualMachineInstance into libvirt domain XML, boots it and
+supervises it.
 
 Input (exactly one):
   --vmi FILE            a VirtualMachineInstance (YAML or JSON). One that admission has not
@@ -118,8 +124,16 @@ Options:
   --grace-period SECONDS
                         time between SIGTERM and destroy (default: the VMI's
                         terminationGracePeriodSeconds, else 30)
-  --status-file FILE    JSON {phase, reason, timestamps}, replaced atomically
+  --status-file FILE    JSON {phase, reason, timestamps}, replaced atomically; also
+                        written (Failed) when the launcher gives up before the guest
+                        starts (docs/launcher.md, "The status file")
   -h, --help            this text
+
+The guest's console (a launcher pod's guest-console-log container):
+  --tail-console LOG    print every byte appended to LOG on stdout (waiting for LOG to
+                        appear, following truncation and a new file of the same name)
+  --until-status FILE   ... until this status file shows Succeeded or Failed, then print
+                        what is left and exit 0; SIGTERM does the same at once
 )";
 }
 
@@ -209,6 +223,12 @@ Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view>
       case Option::status_file:
         options.status_file = value;
         break;
+      case Option::tail_console:
+        options.tail_console = value;
+        break;
+      case Option::until_status:
+        options.until_status = value;
+        break;
       case Option::help:
         options.help = true;
         break;
@@ -217,8 +237,17 @@ Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view>
   if (options.help) {
     return options;
   }
+  if (!options.until_status.empty() && options.tail_console.empty()) {
+    return Error{"--until-status is only used with --tail-console"};
+  }
   const int inputs =
       (options.vmi_file.empty() ? 0 : 1) + (options.vm_file.empty() ? 0 : 1) + (options.vmi_name.empty() ? 0 : 1);
+  if (!options.tail_console.empty()) {
+    if (inputs != 0) {
+      return Error{"--tail-console runs no guest: it takes no --vmi, --vm or --vmi-name"};
+    }
+    return options;
+  }
   if (inputs != 1) {
     return Error{"exactly one of --vmi, --vm or --vmi-name is required"};
   }

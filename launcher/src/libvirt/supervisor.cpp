@@ -1,23 +1,11 @@
 #include "vmgate/launcher/supervisor.hpp"
 
-#include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <thread>
 
-#include "vmgate/common/json.hpp"
+#include "vmgate/launcher/status_file.hpp"
 
 namespace vmgate::launcher {
 namespace {
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm parts{};
-  gmtime_r(&now, &parts);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return text;
-}
 
 // The domain's name from its XML, read back from libvirt after create (no XML parsing here).
 std::string name_of(virDomainPtr domain) {
@@ -97,24 +85,10 @@ void Supervisor::write_status(const std::string& phase, const std::string& reaso
   if (config_.status_file.empty()) {
     return;
   }
-  json::Document status(rapidjson::kObjectType);
-  auto& allocator = status.GetAllocator();
-  json::set_string(status, "phase", phase, allocator);
-  json::set_string(status, "reason", reason, allocator);
-  json::Value& timestamps = json::ensure_object(status, "timestamps", allocator);
-  json::set_string(timestamps, "started", started_at_, allocator);
-  if (!running_at_.empty()) {
-    json::set_string(timestamps, "running", running_at_, allocator);
-  }
-  json::set_string(timestamps, "updated", utc_now(), allocator);
-  // Replaced by rename so that a probe never reads half a file.
-  const std::string temporary = config_.status_file + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << json::to_string(status) << '\n';
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, config_.status_file, error);
+  // A status that cannot be written must not stop the supervision: the guest runs on, and the
+  // reason still goes to stderr at exit.
+  LauncherStatus status{phase, reason, started_at_, running_at_, {}};
+  (void)write_status_file(config_.status_file, status);
 }
 
 Outcome Supervisor::run(const std::string& xml) {

@@ -533,6 +533,8 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     PlanSettings settings;
     settings.pod.image = options.launcher_image;
     settings.pod.service_account = options.launcher_service_account;
+    settings.pod.launcher_link = options.launcher_link;
+    settings.pod.container_disk_delivery = options.container_disk_delivery;
     settings.pod.allow_emulation = options.use_emulation;
     settings.pod.cluster_architecture = cluster->config().default_architecture;
     settings.pod.host_disk_enabled = cluster->config().feature_gate_enabled("HostDisk");

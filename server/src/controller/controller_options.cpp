@@ -17,6 +17,8 @@ enum class Option : std::size_t {
   identity,
   launcher_image,
   launcher_service_account,
+  launcher_link,
+  container_disk_delivery,
   use_emulation,
   resync,
   lease_duration,
@@ -58,8 +60,24 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
       {.name = "launcher-service-account",
        .non_empty = true,
        .value_name = "NAME",
-       .help = "the launcher pods' service account when the VMI names none (it must get,\n"
-               "list, watch and patch the VMI; default: the namespace's default)."});
+       .help = "with --launcher-link api: the launcher pods' service account when the VMI\n"
+               "names none (it must get, list, watch and patch the VMI; default: the\n"
+               "namespace's default)."});
+  set(Option::launcher_link, {.name = "launcher-link",
+                              .non_empty = true,
+                              .value_name = "pod|api",
+                              .help = "how the launcher gets its VMI and reports its status. pod (default): the VMI\n"
+                                      "in a pod annotation read as a file, the status in a file of the pod that\n"
+                                      "vmgate-node reports; no API token in the pod. api: vmgate-launcher\n"
+                                      "--vmi-name reads the VMI and patches its status with the pod's token."});
+  set(Option::container_disk_delivery,
+      {.name = "container-disk-delivery",
+       .non_empty = true,
+       .value_name = "copy|image-volume",
+       .help = "how a containerDisk reaches the launcher. copy (default): init containers\n"
+               "copy the disk out of its image into an emptyDir (any runtime; costs the\n"
+               "image's size on the node). image-volume: a pod image volume (Kubernetes\n"
+               "ImageVolume; containerd 2.1+ or CRI-O)."});
   set(Option::use_emulation, {.name = "use-emulation",
                               .flag = true,
                               .help = "no devices.kubevirt.io/kvm request: guests run under TCG (KubeVirt's\n"
@@ -123,6 +141,24 @@ Result<ControllerOptions> parse_controller_options(std::span<const std::string_v
       case Option::launcher_service_account:
         options.launcher_service_account = text;
         break;
+      case Option::launcher_link:
+        if (text == "pod") {
+          options.launcher_link = LauncherLink::pod;
+        } else if (text == "api") {
+          options.launcher_link = LauncherLink::api;
+        } else {
+          return Error{"--launcher-link must be pod or api, not \"" + text + "\""};
+        }
+        break;
+      case Option::container_disk_delivery:
+        if (text == "copy") {
+          options.container_disk_delivery = ContainerDiskDelivery::copy;
+        } else if (text == "image-volume") {
+          options.container_disk_delivery = ContainerDiskDelivery::image_volume;
+        } else {
+          return Error{"--container-disk-delivery must be copy or image-volume, not \"" + text + "\""};
+        }
+        break;
       case Option::use_emulation:
         options.use_emulation = true;
         break;
@@ -159,6 +195,11 @@ Result<ControllerOptions> parse_controller_options(std::span<const std::string_v
   if (!options.context.empty() && options.kubeconfig.empty()) {
     return Error{"--context needs --kubeconfig"};
   }
+  if (!options.launcher_service_account.empty() && options.launcher_link == LauncherLink::pod) {
+    return Error{
+        "--launcher-service-account is only used with --launcher-link api (the pod link's launcher "
+        "pods mount no token)"};
+  }
   return options;
 }
 
@@ -166,9 +207,10 @@ std::string controller_usage() {
   return "Usage: vmgate controller [--kubeconfig FILE [--context NAME]] [--namespace NS]\n"
          "                         [--lease-namespace NS --lease-name NAME [--identity ID]] [options]\n\n"
          "The VM controller: starts and stops VirtualMachineInstances as the VirtualMachines' run\n"
-         "strategies say, runs each in a launcher pod (vmgate-launcher --vmi-name NS/NAME) and\n"
-         "reflects the pods into the VMI and VM status (docs/controller.md). SIGTERM: release the\n"
-         "Lease and exit 0.\n\nOptions:\n" +
+         "strategies say, runs each in a launcher pod (vmgate-launcher --vmi FILE, the VMI in a\n"
+         "pod annotation; or --vmi-name NS/NAME with --launcher-link api) and reflects the pods\n"
+         "into the VMI and VM status (docs/controller.md). SIGTERM: release the Lease and exit 0.\n"
+         "\nOptions:\n" +
          common::format_options(specs);
 }
 

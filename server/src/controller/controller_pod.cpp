@@ -9,7 +9,10 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
+#include <set>
+#include <string_view>
 #include <vector>
 
 #include "vmgate/admission/quantity_json.hpp"
@@ -174,23 +177,29 @@ std::string quantity_string(const Quantity& quantity) {
   return quantity.canonical();
 }
 
-// CalculateVirtualMachineInstanceID: the name, or for names above 63 characters the first 54
-// and 8 hex digits of its SHA-1.
-std::string vmi_id(std::string_view name) {
-  constexpr std::size_t label_max = 63;
-  constexpr std::size_t hash_length = 8;
-  if (name.size() <= label_max) {
-    return std::string(name);
-  }
+// The SHA-1 of `text` in lowercase hex.
+std::string sha1_hex(std::string_view text) {
   std::array<unsigned char, SHA_DIGEST_LENGTH> digest{};
-  SHA1(reinterpret_cast<const unsigned char*>(name.data()), name.size(), digest.data());
+  SHA1(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest.data());
   std::string hex;
   for (unsigned char byte : digest) {
     std::array<char, 3> two{};
     std::snprintf(two.data(), two.size(), "%02x", static_cast<unsigned>(byte));
     hex += two.data();
   }
-  return std::string(name.substr(0, label_max - hash_length - 1)) + "-" + hex.substr(0, hash_length);
+  return hex;
+}
+
+constexpr std::size_t label_max = 63;  // a DNS label: label values, container names
+constexpr std::size_t hash_length = 8;
+
+// CalculateVirtualMachineInstanceID: the name, or for names above 63 characters the first 54
+// and 8 hex digits of its SHA-1.
+std::string vmi_id(std::string_view name) {
+  if (name.size() <= label_max) {
+    return std::string(name);
+  }
+  return std::string(name.substr(0, label_max - hash_length - 1)) + "-" + sha1_hex(name).substr(0, hash_length);
 }
 
 struct Resources {
@@ -482,6 +491,107 @@ json::Value resource_object(const ResourceList& list, json::Allocator& allocator
   return object;
 }
 
+json::Value string_array(std::initializer_list<std::string> words, json::Allocator& allocator) {
+  json::Value array(rapidjson::kArrayType);
+  for (const std::string& word : words) {
+    array.PushBack(json::make_string(word, allocator), allocator);
+  }
+  return array;
+}
+
+// The small fixed resources of a helper container (KubeVirt's support containers: requests
+// below limits, both equal when the VMI wants guaranteed QoS or dedicated CPUs, so that the pod
+// keeps the QoS class its compute container gives it).
+struct HelperResources {
+  const char* cpu_request;
+  const char* memory_request;
+  const char* cpu_limit;
+  const char* memory_limit;
+  const char* ephemeral_storage_request;  // nullptr: none
+};
+// container-disk.go getMinimalInitContainerDiskResources.
+constexpr HelperResources container_disk_binary_resources{"1m", "1M", "10m", "40M", ephemeral_storage_overhead};
+// The same, but the copy is I/O bound and moves the whole disk: at 10m of CPU a 5 GiB image
+// takes minutes. 100m stays below the compute container's request for any vCPU count (vCPUs /
+// cpuAllocationRatio 10), so the pod's size is still the compute container's.
+constexpr HelperResources container_disk_copy_resources{"1m", "1M", "100m", "40M", ephemeral_storage_overhead};
+// serialconsolelog.go resourcesForSerialConsoleLogContainer.
+constexpr HelperResources guest_console_log_resources{"5m", "35M", "15m", "60M", nullptr};
+
+json::Value helper_resources(const HelperResources& figures, bool guaranteed, json::Allocator& allocator) {
+  json::Value requests(rapidjson::kObjectType);
+  json::Value limits(rapidjson::kObjectType);
+  json::set_string(requests, "cpu", guaranteed ? figures.cpu_limit : figures.cpu_request, allocator);
+  json::set_string(requests, "memory", guaranteed ? figures.memory_limit : figures.memory_request, allocator);
+  if (figures.ephemeral_storage_request != nullptr) {
+    json::set_string(requests, "ephemeral-storage", figures.ephemeral_storage_request, allocator);
+  }
+  json::set_string(limits, "cpu", figures.cpu_limit, allocator);
+  json::set_string(limits, "memory", figures.memory_limit, allocator);
+  json::Value resources(rapidjson::kObjectType);
+  json::set(resources, "requests", std::move(requests), allocator);
+  json::set(resources, "limits", std::move(limits), allocator);
+  return resources;
+}
+
+// Helper containers need no privilege: none may be gained, every capability dropped, except
+// those listed (the copy reads a disk of any owner and mode in its image as root).
+json::Value unprivileged(json::Allocator& allocator, std::initializer_list<std::string> added = {}) {
+  json::Value capabilities(rapidjson::kObjectType);
+  json::set(capabilities, "drop", string_array({"ALL"}, allocator), allocator);
+  if (added.size() != 0) {
+    json::set(capabilities, "add", string_array(added, allocator), allocator);
+  }
+  json::Value context(rapidjson::kObjectType);
+  json::set(context, "allowPrivilegeEscalation", json::Value(false), allocator);
+  json::set(context, "capabilities", std::move(capabilities), allocator);
+  return context;
+}
+
+// container-disk.go toContainerName ("volume" + the volume's name), cut to a valid container
+// name when longer than a DNS label: its first 54 characters and 8 hex digits of the volume
+// name's SHA-1, as KubeVirt shortens its VMI id label (KubeVirt's own pod is refused then).
+std::string container_disk_copy_container_name(std::string_view volume_name) {
+  std::string full = kube::pod_paths::container_disk_copy_container(volume_name);
+  if (full.size() <= label_max) {
+    return full;
+  }
+  return full.substr(0, label_max - hash_length - 1) + "-" + sha1_hex(volume_name).substr(0, hash_length);
+}
+
+// isSerialConsoleLogEnabled: a serial console the launcher logs, unless the VMI turns the
+// console or its log off (the cluster-wide switch is not modelled: on).
+bool logs_serial_console(const json::Value& vmi) {
+  const json::Value* devices = json::find_path(vmi, {"spec", "domain", "devices"});
+  return bool_member(devices, "autoattachSerialConsole", true) && bool_member(devices, "logSerialConsole", true);
+}
+
+// The VMI as the launcher pod's annotation carries it: what the controller sees, without what
+// only the API server needs (managedFields, resourceVersion), without its status (the launcher
+// starts from the spec), and without kubectl's last-applied copy (a second VMI in the same
+// size budget). Errors: larger than the annotation may be.
+Result<std::string> vmi_annotation_value(const json::Value& vmi, const std::string& key) {
+  json::Document copy(rapidjson::kObjectType);
+  auto& a = copy.GetAllocator();
+  copy.CopyFrom(vmi, a);
+  json::erase(copy, "status");
+  if (json::Value* metadata = json::find(copy, "metadata"); metadata != nullptr && metadata->IsObject()) {
+    json::erase(*metadata, "managedFields");
+    json::erase(*metadata, "resourceVersion");
+    if (json::Value* annotations = json::find(*metadata, "annotations");
+        annotations != nullptr && annotations->IsObject()) {
+      json::erase(*annotations, "kubectl.kubernetes.io/last-applied-configuration");
+    }
+  }
+  std::string text = json::to_string(copy);
+  if (text.size() > kube::pod_paths::vmi_annotation_max_bytes) {
+    return Error{"the VirtualMachineInstance " + key + " is " + std::to_string(text.size()) +
+                 " bytes as JSON, more than the " + std::to_string(kube::pod_paths::vmi_annotation_max_bytes) +
+                 " the launcher pod's annotation " + std::string(kube::pod_paths::vmi_annotation) + " may hold"};
+  }
+  return text;
+}
+
 }  // namespace
 
 Result<Quantity> memory_overhead(const json::Value& vmi, const PodSettings& settings) {
@@ -680,6 +790,14 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
   // filterVMIAnnotationsForPod keeps none of KubeVirt's own; the domain name tells a person whose pod it is.
   json::Value annotations(rapidjson::kObjectType);
   json::set_string(annotations, "kubevirt.io/domain", name, a);
+  const bool pod_link = settings.launcher_link == LauncherLink::pod;
+  if (pod_link) {
+    Result<std::string> embedded = vmi_annotation_value(vmi, namespace_name + "/" + name);
+    if (!embedded) {
+      return embedded.error();
+    }
+    json::set_string(annotations, kube::pod_paths::vmi_annotation, *embedded, a);
+  }
   json::set(meta, "annotations", std::move(annotations), a);
 
   json::Value owner(rapidjson::kObjectType);
@@ -705,7 +823,9 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
             json::Value(static_cast<std::int64_t>(grace + 2 * grace_padding_seconds)), a);
   json::set_string(pod_spec, "restartPolicy", "Never", a);
   json::set(pod_spec, "enableServiceLinks", json::Value(false), a);
-  json::set(pod_spec, "automountServiceAccountToken", json::Value(true), a);  // the launcher reports to the API
+  // The api link's launcher reads and patches its VMI with the pod's token; the pod link's has
+  // no token at all, so a guest that escaped into the pod finds no identity to use.
+  json::set(pod_spec, "automountServiceAccountToken", json::Value(!pod_link), a);
 
   json::Value selectors(rapidjson::kObjectType);
   for (const auto& [key, value] : node_selectors(vmi, settings)) {
@@ -722,11 +842,11 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       json::set_string(pod_spec, field, value, a);
     }
   }
-  // The VMI's service account, else the launcher's (it reads and patches its VMI), else the
-  // namespace's default, as KubeVirt.
-  if (const std::string_view account = json::find_string(*spec, "serviceAccountName"); !account.empty()) {
+  // api link: the VMI's service account, else the launcher's (it reads and patches its VMI),
+  // else the namespace's default, as KubeVirt. pod link: none named, since none is mounted.
+  if (const std::string_view account = json::find_string(*spec, "serviceAccountName"); !pod_link && !account.empty()) {
     json::set_string(pod_spec, "serviceAccountName", account, a);
-  } else if (!settings.service_account.empty()) {
+  } else if (!pod_link && !settings.service_account.empty()) {
     json::set_string(pod_spec, "serviceAccountName", settings.service_account, a);
   }
   render_affinity(vmi, pod_spec, a);
@@ -735,12 +855,22 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
   json::Value container(rapidjson::kObjectType);
   json::set_string(container, "name", "compute", a);
   json::set_string(container, "image", settings.image, a);
-  json::Value command(rapidjson::kArrayType);
   const std::string vmi_key = namespace_name + "/";
-  for (const std::string& word : {settings.launcher_binary, std::string("--vmi-name"), vmi_key + name}) {
-    command.PushBack(json::make_string(word, a), a);
+  const std::string private_dir(pod_paths::private_dir);
+  const std::string status_file = private_dir + "/" + std::string(pod_paths::status_file_name);
+  const std::string serial_log = private_dir + "/" + std::string(pod_paths::serial_log_name);
+  if (pod_link) {
+    json::set(container, "command",
+              string_array({settings.launcher_binary, "--vmi",
+                            std::string(pod_paths::vmi_dir) + "/" + std::string(pod_paths::vmi_file_name),
+                            "--status-file", status_file, "--console-log", serial_log},
+                           a),
+              a);
+    // kubectl describe shows the launcher's last line (why it ended) as the termination message.
+    json::set_string(container, "terminationMessagePolicy", "FallbackToLogsOnError", a);
+  } else {
+    json::set(container, "command", string_array({settings.launcher_binary, "--vmi-name", vmi_key + name}, a), a);
   }
-  json::set(container, "command", std::move(command), a);
   json::Value resource_requirements(rapidjson::kObjectType);
   json::set(resource_requirements, "requests", resource_object(resources->requests, a), a);
   json::set(resource_requirements, "limits", resource_object(resources->limits, a), a);
@@ -759,6 +889,19 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
     }
     list.PushBack(entry, a);
   };
+  Result<ResourceList> vmi_requests = resource_list(domain_of(vmi), "requests");  // parsed above already
+  Result<ResourceList> vmi_limits = resource_list(domain_of(vmi), "limits");
+  const bool guaranteed =
+      is_dedicated(domain_of(vmi)) || (vmi_requests && vmi_limits && wants_guaranteed(*vmi_requests, *vmi_limits));
+  json::Value init_containers(rapidjson::kArrayType);
+  const auto empty_dir_volume = [&a, &volumes](const std::string& volume_name) {
+    json::Value entry(rapidjson::kObjectType);
+    json::set_string(entry, "name", volume_name, a);
+    json::set(entry, "emptyDir", json::Value(rapidjson::kObjectType), a);
+    volumes.PushBack(entry, a);
+  };
+  const std::string binary_in_init =
+      std::string(pod_paths::container_disk_binary_dir) + "/" + std::string(pod_paths::container_disk_binary_name);
   std::size_t index = 0;
   for (const json::Value* volume : volumes_of(vmi)) {
     const std::string volume_name(json::find_string(*volume, "name"));
@@ -804,6 +947,47 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       json::set(entry, "hostPath", std::move(source), a);
       volumes.PushBack(entry, a);
       mount(mounts, volume_name, std::string(pod_paths::pvc_dir) + "/" + volume_name, false);
+    } else if (const json::Value* copied_disk = json::find_object(*volume, "containerDisk");
+               copied_disk != nullptr && settings.container_disk_delivery == ContainerDiskDelivery::copy) {
+      // The image's disk copied by an init container running in that image (KubeVirt's
+      // container-disk init containers, which pre-pull the image the same way), into an
+      // emptyDir mounted where the image volume would be: the launcher reads it unchanged.
+      const std::string mount_path = pod_paths::container_disk_volume(pod_paths::image_volume_dir, index);
+      const std::string copy_volume = pod_paths::container_disk_copy_volume(index);
+      if (init_containers.Empty()) {
+        json::Value installer(rapidjson::kObjectType);
+        json::set_string(installer, "name", pod_paths::container_disk_binary_container, a);
+        json::set_string(installer, "image", settings.image, a);
+        json::set(installer, "command", string_array({settings.container_disk_binary, "install", binary_in_init}, a),
+                  a);
+        json::Value installer_mounts(rapidjson::kArrayType);
+        mount(installer_mounts, pod_paths::container_disk_binary_volume,
+              std::string(pod_paths::container_disk_binary_dir), false);
+        json::set(installer, "volumeMounts", std::move(installer_mounts), a);
+        json::set(installer, "resources", helper_resources(container_disk_binary_resources, guaranteed, a), a);
+        json::set(installer, "securityContext", unprivileged(a), a);
+        json::set_string(installer, "terminationMessagePolicy", "FallbackToLogsOnError", a);
+        init_containers.PushBack(installer, a);
+        empty_dir_volume(std::string(pod_paths::container_disk_binary_volume));
+      }
+      json::Value copier(rapidjson::kObjectType);
+      json::set_string(copier, "name", container_disk_copy_container_name(volume_name), a);
+      json::set_string(copier, "image", json::find_string(*copied_disk, "image"), a);
+      if (const std::string_view policy = json::find_string(*copied_disk, "imagePullPolicy"); !policy.empty()) {
+        json::set_string(copier, "imagePullPolicy", policy, a);
+      }
+      json::set(copier, "command", string_array({binary_in_init, "copy", "--to", mount_path}, a), a);
+      json::Value copier_mounts(rapidjson::kArrayType);
+      mount(copier_mounts, pod_paths::container_disk_binary_volume, std::string(pod_paths::container_disk_binary_dir),
+            true);
+      mount(copier_mounts, copy_volume, mount_path, false);
+      json::set(copier, "volumeMounts", std::move(copier_mounts), a);
+      json::set(copier, "resources", helper_resources(container_disk_copy_resources, guaranteed, a), a);
+      json::set(copier, "securityContext", unprivileged(a, {"DAC_OVERRIDE"}), a);
+      json::set_string(copier, "terminationMessagePolicy", "FallbackToLogsOnError", a);
+      init_containers.PushBack(copier, a);
+      empty_dir_volume(copy_volume);
+      mount(mounts, copy_volume, mount_path, true);
     } else if (const json::Value* disk = json::find_object(*volume, "containerDisk"); disk != nullptr) {
       // withImageVolumes: the image as a pod image volume, mounted read-only at disk_<index>.
       json::Value entry(rapidjson::kObjectType);
@@ -816,6 +1000,10 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       json::set(entry, "image", std::move(source), a);
       volumes.PushBack(entry, a);
       mount(mounts, volume_name, pod_paths::container_disk_volume(pod_paths::image_volume_dir, index), true);
+    } else if (pod_link && json::has(*volume, "serviceAccount")) {
+      return Error{"spec.volumes[" + std::to_string(index) +
+                   "].serviceAccount: not supported with the pod launcher link: the launcher pod mounts no "
+                   "service-account token (vmgate controller --launcher-link api does)"};
     }
     ++index;
   }
@@ -833,6 +1021,60 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       mount(mounts, volume_name, path, false);
     }
   }
+  if (pod_link) {
+    // The VMI, from the annotation above, as the file the launcher reads.
+    json::Value item(rapidjson::kObjectType);
+    json::set_string(item, "path", pod_paths::vmi_file_name, a);
+    json::Value field(rapidjson::kObjectType);
+    json::set_string(field, "fieldPath", "metadata.annotations['" + std::string(pod_paths::vmi_annotation) + "']", a);
+    json::set(item, "fieldRef", std::move(field), a);
+    json::Value items(rapidjson::kArrayType);
+    items.PushBack(item, a);
+    json::Value downward(rapidjson::kObjectType);
+    json::set(downward, "items", std::move(items), a);
+    json::Value entry(rapidjson::kObjectType);
+    json::set_string(entry, "name", pod_paths::vmi_volume, a);
+    json::set(entry, "downwardAPI", std::move(downward), a);
+    volumes.PushBack(entry, a);
+    mount(mounts, pod_paths::vmi_volume, std::string(pod_paths::vmi_dir), true);
+    // The status file and the console log: written by compute, read by guest-console-log and,
+    // through the kubelet's directory, by the node agent.
+    empty_dir_volume(std::string(pod_paths::private_volume));
+    mount(mounts, pod_paths::private_volume, private_dir, false);
+    if (logs_serial_console(vmi)) {
+      // KubeVirt's guest-console-log: a sidecar (an init container that keeps running), started
+      // before the others and stopped by the kubelet after compute has ended, so that it sees
+      // the guest's last words and never holds the pod up.
+      json::Value tail(rapidjson::kObjectType);
+      json::set_string(tail, "name", pod_paths::guest_console_log_container, a);
+      json::set_string(tail, "image", settings.image, a);
+      json::set(
+          tail, "command",
+          string_array({settings.launcher_binary, "--tail-console", serial_log, "--until-status", status_file}, a), a);
+      json::Value tail_mounts(rapidjson::kArrayType);
+      mount(tail_mounts, pod_paths::private_volume, private_dir, true);
+      json::set(tail, "volumeMounts", std::move(tail_mounts), a);
+      json::set(tail, "resources", helper_resources(guest_console_log_resources, guaranteed, a), a);
+      json::set(tail, "securityContext", unprivileged(a), a);
+      json::set_string(tail, "restartPolicy", "Always", a);
+      json::Value with_tail(rapidjson::kArrayType);
+      with_tail.PushBack(tail, a);
+      for (auto& other : init_containers.GetArray()) {
+        with_tail.PushBack(other, a);
+      }
+      init_containers = std::move(with_tail);
+    }
+  }
+  // A VMI volume named as one of the pod's own (private, vmi, hugepages, container-disk-0...)
+  // would make a pod the API server refuses, at every pass.
+  std::set<std::string_view> volume_names;
+  for (const json::Value& entry : volumes.GetArray()) {
+    if (const std::string_view volume_name = json::find_string(entry, "name");
+        !volume_names.insert(volume_name).second) {
+      return Error{"spec.volumes: the name \"" + std::string(volume_name) +
+                   "\" is one the launcher pod uses for a volume of its own"};
+    }
+  }
   if (!mounts.Empty()) {
     json::set(container, "volumeMounts", std::move(mounts), a);
   }
@@ -842,6 +1084,9 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
   json::Value containers(rapidjson::kArrayType);
   containers.PushBack(container, a);
   json::set(pod_spec, "containers", std::move(containers), a);
+  if (!init_containers.Empty()) {
+    json::set(pod_spec, "initContainers", std::move(init_containers), a);
+  }
   if (!volumes.Empty()) {
     json::set(pod_spec, "volumes", std::move(volumes), a);
   }

@@ -51,6 +51,18 @@ TEST(LauncherCli, VmiNameProblemsFailClearly) {
   EXPECT_NE(stray.err.find("--kubeconfig and --context are only used with --vmi-name"), std::string::npos) << stray.err;
 }
 
+TEST(LauncherCli, TailConsoleTakesNoGuest) {
+  const std::string vmi = fixtures + "/examples/headless.yaml";
+  const LauncherRun with_vmi = run_cli({"--tail-console", "/log", "--vmi", vmi});
+  EXPECT_EQ(with_vmi.code, 2);
+  EXPECT_NE(with_vmi.err.find("--tail-console runs no guest: it takes no --vmi, --vm or --vmi-name"), std::string::npos)
+      << with_vmi.err;
+  const LauncherRun alone = run_cli({"--until-status", "/status", "--vmi", vmi});
+  EXPECT_EQ(alone.code, 2);
+  EXPECT_NE(alone.err.find("--until-status is only used with --tail-console"), std::string::npos) << alone.err;
+  EXPECT_NE(run_cli({"--help"}).out.find("--tail-console LOG"), std::string::npos);
+}
+
 TEST(LauncherCli, ExactlyOneInput) {
   EXPECT_EQ(run_cli({"--print-xml"}).code, 2);
   const std::string vmi = fixtures + "/examples/headless.yaml";

@@ -95,6 +95,43 @@ TEST_F(LauncherBinary, MissingContainerDiskImageExitsOneNamingTheField) {
                                 path("pod/var/run/kubevirt-image-volume/disk_0/disk").string() +
                                 ": does not exist (a containerDisk image holds its disk as the one file under "
                                 "disk/)\n");
+  // Whoever follows the status file learns the guest will not run.
+  EXPECT_NE(file("status.json").find(R"("phase":"Failed","reason":"spec.volumes[0].containerDisk: )"),
+            std::string::npos)
+      << file("status.json");
+}
+
+// The pod link: the VMI as the controller puts it in the pod's annotation (JSON, admitted: the
+// webhook's finalizer, a uid), read from the downwardAPI file with no API, stopped by the
+// kubelet's SIGTERM with an ACPI shutdown and a final status.
+TEST_F(LauncherBinary, AnAdmittedVmiFromThePodAnnotationRunsAndStopsOnSigterm) {
+  make_container_disk_image();
+  write_text(
+      path("vmi.json"),
+      R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",)"
+      R"("metadata":{"name":"cli","namespace":"default","uid":"6a1b2c3d-0000-4000-8000-000000000001",)"
+      R"("finalizers":["kubevirt.io/virtualMachineControllerFinalize","kubevirt.io/foregroundDeleteVirtualMachine"]},)"
+      R"("spec":{"terminationGracePeriodSeconds":10,"domain":{"machine":{"type":"q35"},"memory":{"guest":"64Mi"},)"
+      R"("firmware":{"uuid":"6a1b2c3d-0000-4000-8000-000000000002"},)"
+      R"("devices":{"autoattachGraphicsDevice":false,"disks":[{"name":"root","disk":{"bus":"virtio"}}]}},)"
+      R"("volumes":[{"name":"root","containerDisk":{"image":"local/cirros"}}]}})");
+  LauncherProcess launcher =
+      LauncherProcess(VMGATE_LAUNCHER_BINARY,
+                      {"--vmi", path("vmi.json").string(), "--connect", "test:///default", "--emulation", "software",
+                       "--pod-root", path("pod").string(), "--status-file", path("status.json").string(),
+                       "--console-log", path("pod/var/run/kubevirt-private/virt-serial0-log").string()},
+                      path("stderr"));
+  ASSERT_TRUE(launcher.started());
+  for (int i = 0; i < 300 && file("status.json").find(R"("phase":"Running")") == std::string::npos; ++i) {
+    ASSERT_TRUE(launcher.running()) << file("stderr");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(file("status.json").find(R"("phase":"Running")"), std::string::npos) << file("stderr");
+  launcher.signal(SIGTERM);
+  EXPECT_EQ(launcher.wait(seconds(30)), 0) << file("stderr");
+  EXPECT_NE(file("status.json").find(R"("phase":"Succeeded","reason":"guest shut down after the stop request")"),
+            std::string::npos)
+      << file("status.json");
 }
 
 TEST_F(LauncherBinary, UnreachableLibvirtExitsOneWithOneLine) {

@@ -204,7 +204,11 @@ TEST(Plan, AlwaysRunsThroughTheWholeLife) {
   ASSERT_EQ(world.pods.size(), 1U);
   const json::Document& pod = world.pods.begin()->second;
   EXPECT_EQ(text(pod, "/metadata/ownerReferences/0/uid"), text(world.vmis.begin()->second, "/metadata/uid"));
-  EXPECT_EQ(text(pod, "/spec/containers/0/command/2"), "ns1/vm1");
+  // The pod link: the launcher gets the VMI the controller sees, uid and all, from the pod.
+  const json::Value* embedded = json::find_path(pod, {"metadata", "annotations", "vmgate.kubevirt.io/vmi"});
+  ASSERT_TRUE(embedded != nullptr && embedded->IsString());
+  EXPECT_EQ(text(testing::parse(json::as_view(*embedded)), "/metadata/uid"),
+            text(world.vmis.begin()->second, "/metadata/uid"));
   EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Scheduling");
   EXPECT_EQ(world.vm_status(), "Starting");
   EXPECT_EQ(text(world.vms.begin()->second, "/status/created"), "true");

@@ -156,6 +156,7 @@ TEST(LauncherPod, AHostDiskIsTheNodesDirectoryBehindTheGate) {
     "domain":{"devices":{"disks":[{"name":"host","disk":{}}]}},
     "volumes":[{"name":"host","hostDisk":{"path":"/data/images/disk.img","type":"DiskOrCreate","capacity":"1Gi"}}]}})");
   PodSettings settings;
+  settings.launcher_link = LauncherLink::api;  // the VMI's volumes only
   const Result<json::Document> refused = launcher_pod(vmi, settings);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().message, "spec.volumes[0].hostDisk: HostDisk feature gate is not enabled");
@@ -177,6 +178,7 @@ TEST(LauncherPod, AHostDiskIsTheNodesDirectoryBehindTheGate) {
 TEST(LauncherPod, MetadataCommandAndOwner) {
   const json::Document vmi = parse(hugepages_vmi);
   PodSettings settings;
+  settings.launcher_link = LauncherLink::api;
   settings.image = "registry.example/vmgate-launcher:1";
   Result<json::Document> pod = launcher_pod(vmi, settings);
   ASSERT_TRUE(pod.ok()) << pod.error().message;
@@ -202,8 +204,10 @@ TEST(LauncherPod, MetadataCommandAndOwner) {
 
 TEST(LauncherPod, ServiceAccountFromTheVmiElseTheLaunchers) {
   json::Document vmi = parse(hugepages_vmi);
-  EXPECT_EQ(text(*launcher_pod(vmi, {}), "/spec/serviceAccountName"), "<absent>");
   PodSettings settings;
+  settings.launcher_link = LauncherLink::api;
+  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/serviceAccountName"), "<absent>");
+  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/automountServiceAccountToken"), "true");
   settings.service_account = "vmgate-launcher";
   EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/serviceAccountName"), "vmgate-launcher");
   json::set_string(vmi["spec"], "serviceAccountName", "own", vmi.GetAllocator());
@@ -313,6 +317,8 @@ TEST(LauncherPod, HostModelGetsNoModelLabelButAvoidsObsoleteHosts) {
 TEST(LauncherPod, VolumesHugepagesContainerDisksAndClaims) {
   const json::Document vmi = parse(hugepages_vmi);
   PodSettings settings;
+  settings.launcher_link = LauncherLink::api;
+  settings.container_disk_delivery = ContainerDiskDelivery::image_volume;
   settings.block_claims = {"ns1/raw-pvc"};
   Result<json::Document> pod = launcher_pod(vmi, settings);
   ASSERT_TRUE(pod.ok()) << pod.error().message;
@@ -335,6 +341,221 @@ TEST(LauncherPod, VolumesHugepagesContainerDisksAndClaims) {
   // asserts its side of this path).
   EXPECT_EQ(kube::pod_paths::container_disk_volume(kube::pod_paths::image_volume_dir, 0),
             "/var/run/kubevirt-image-volume/disk_0");
+}
+
+TEST(LauncherPod, ApiLinkIsTodaysPodWithoutHelpers) {
+  PodSettings settings;
+  settings.launcher_link = LauncherLink::api;
+  settings.container_disk_delivery = ContainerDiskDelivery::image_volume;
+  Result<json::Document> pod = launcher_pod(parse(hugepages_vmi), settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_EQ(text(*pod, "/metadata/annotations"), R"({"kubevirt.io/domain":"vm1"})");
+  EXPECT_EQ(text(*pod, "/spec/initContainers"), "<absent>");
+  EXPECT_EQ(json::find_path(*pod, {"spec", "containers"})->Size(), 1U);
+}
+
+// The pod link (the default): the VMI travels in an annotation and a downwardAPI file, the status
+// and the console log in the `private` emptyDir; no token, no service account.
+TEST(LauncherPod, PodLinkCarriesTheVmiAsAFileAndNoToken) {
+  json::Document vmi = parse(hugepages_vmi);
+  auto& a = vmi.GetAllocator();
+  json::set_string(vmi["metadata"], "resourceVersion", "42", a);
+  json::set(vmi["metadata"], "managedFields", json::Value(rapidjson::kArrayType), a);
+  json::set_string(json::ensure_object(vmi["metadata"], "annotations", a),
+                   "kubectl.kubernetes.io/last-applied-configuration", "{}", a);
+  json::set_string(json::ensure_object(vmi["metadata"], "annotations", a), "team", "a", a);
+  json::set_string(vmi["spec"], "serviceAccountName", "own", a);
+  json::set_string(json::ensure_object(vmi, "status", a), "phase", "Scheduling", a);
+  PodSettings settings;
+  settings.image = "registry.example/vmgate-launcher:1";
+  Result<json::Document> pod = launcher_pod(vmi, settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+
+  const json::Value* annotation = json::find_path(*pod, {"metadata", "annotations", "vmgate.kubevirt.io/vmi"});
+  ASSERT_TRUE(annotation != nullptr && annotation->IsString());
+  const json::Document embedded = parse(json::as_view(*annotation));
+  EXPECT_EQ(text(embedded, "/metadata/uid"), "6a1b2c3d-0000-4000-8000-000000000001");
+  EXPECT_EQ(text(embedded, "/metadata/name"), "vm1");
+  EXPECT_EQ(text(embedded, "/metadata/namespace"), "ns1");
+  EXPECT_EQ(text(embedded, "/metadata/annotations"), R"({"team":"a"})");
+  EXPECT_EQ(text(embedded, "/metadata/resourceVersion"), "<absent>");
+  EXPECT_EQ(text(embedded, "/metadata/managedFields"), "<absent>");
+  EXPECT_EQ(text(embedded, "/status"), "<absent>");
+  EXPECT_TRUE(json::equal(embedded["spec"], vmi["spec"]));
+
+  EXPECT_EQ(text(*pod, "/spec/automountServiceAccountToken"), "false");
+  EXPECT_EQ(text(*pod, "/spec/serviceAccountName"), "<absent>");
+  const json::Value& compute = (*json::find_path(*pod, {"spec", "containers"}))[0];
+  EXPECT_EQ(text(compute, "/name"), "compute");
+  EXPECT_EQ(text(compute, "/command"), R"(["vmgate-launcher","--vmi","/var/run/vmgate/vmi/vmi.json",)"
+                                       R"("--status-file","/var/run/kubevirt-private/vmgate-status.json",)"
+                                       R"("--console-log","/var/run/kubevirt-private/virt-serial0-log"])");
+  const std::string mounts = text(compute, "/volumeMounts");
+  EXPECT_NE(mounts.find(R"({"name":"vmi","mountPath":"/var/run/vmgate/vmi","readOnly":true})"), std::string::npos)
+      << mounts;
+  EXPECT_NE(mounts.find(R"({"name":"private","mountPath":"/var/run/kubevirt-private"})"), std::string::npos) << mounts;
+  const std::string volumes = text(*pod, "/spec/volumes");
+  EXPECT_NE(volumes.find(R"({"name":"vmi","downwardAPI":{"items":[{"path":"vmi.json","fieldRef":)"
+                         R"({"fieldPath":"metadata.annotations['vmgate.kubevirt.io/vmi']"}}]}})"),
+            std::string::npos)
+      << volumes;
+  EXPECT_NE(volumes.find(R"({"name":"private","emptyDir":{}})"), std::string::npos) << volumes;
+  // The launcher's grace period (the VMI's 60 s) fits in the pod's, with KubeVirt's padding.
+  EXPECT_EQ(text(*pod, "/spec/terminationGracePeriodSeconds"), "90");
+  // The same paths as the node agent's and the launcher's (kube/pod_paths.hpp).
+  EXPECT_EQ(kube::pod_paths::kubelet_empty_dir_file("/var/lib/kubelet", "u1", kube::pod_paths::private_volume,
+                                                    kube::pod_paths::status_file_name),
+            "/var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/private/vmgate-status.json");
+}
+
+TEST(LauncherPod, PodLinkRefusesAVmiLargerThanItsAnnotation) {
+  json::Document vmi = parse(hugepages_vmi);
+  auto& a = vmi.GetAllocator();
+  json::Value& annotations = json::ensure_object(vmi["metadata"], "annotations", a);
+  // kubectl's last-applied copy does not count: it is not embedded.
+  json::set_string(annotations, "kubectl.kubernetes.io/last-applied-configuration", std::string(300 * 1024, 'x'), a);
+  EXPECT_TRUE(launcher_pod(vmi, {}).ok());
+  json::set_string(annotations, "note", std::string(kube::pod_paths::vmi_annotation_max_bytes, 'x'), a);
+  Result<json::Document> pod = launcher_pod(vmi, {});
+  ASSERT_FALSE(pod.ok());
+  EXPECT_NE(pod.error().message.find("the VirtualMachineInstance ns1/vm1 is "), std::string::npos)
+      << pod.error().message;
+  EXPECT_NE(pod.error().message.find("more than the 204800 the launcher pod's annotation vmgate.kubevirt.io/vmi may "
+                                     "hold"),
+            std::string::npos)
+      << pod.error().message;
+  PodSettings api;
+  api.launcher_link = LauncherLink::api;
+  EXPECT_TRUE(launcher_pod(vmi, api).ok());
+}
+
+TEST(LauncherPod, PodLinkRefusesAServiceAccountVolume) {
+  const json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{"domain":{},
+    "volumes":[{"name":"root","emptyDisk":{"capacity":"1Gi"}},{"name":"sa","serviceAccount":{"serviceAccountName":"x"}}]}})");
+  Result<json::Document> pod = launcher_pod(vmi, {});
+  ASSERT_FALSE(pod.ok());
+  EXPECT_EQ(pod.error().message,
+            "spec.volumes[1].serviceAccount: not supported with the pod launcher link: the launcher pod mounts no "
+            "service-account token (vmgate controller --launcher-link api does)");
+}
+
+TEST(LauncherPod, AVolumeNamedAsThePodsOwnIsRefused) {
+  const json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{"domain":{},
+    "volumes":[{"name":"private","persistentVolumeClaim":{"claimName":"c"}}]}})");
+  Result<json::Document> pod = launcher_pod(vmi, {});
+  ASSERT_FALSE(pod.ok());
+  EXPECT_EQ(pod.error().message,
+            "spec.volumes: the name \"private\" is one the launcher pod uses for a volume of its own");
+}
+
+// containerDisks by copy (the default): the static copier from the launcher image, then one init
+// container per containerDisk in its own image, into an emptyDir mounted where an image volume
+// would be; guest-console-log first, as KubeVirt orders its init containers.
+TEST(LauncherPod, ContainerDisksByCopyAndTheGuestConsoleLog) {
+  const json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{"domain":{},
+    "volumes":[{"name":"rootdisk","containerDisk":{"image":"quay.io/containerdisks/fedora:40","imagePullPolicy":"Always"}},
+               {"name":"data","persistentVolumeClaim":{"claimName":"c"}},
+               {"name":"tools","containerDisk":{"image":"registry.example/tools:1"}}]}})");
+  PodSettings settings;
+  settings.image = "registry.example/vmgate-launcher:1";
+  Result<json::Document> pod = launcher_pod(vmi, settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const json::Value* init = json::find_path(*pod, {"spec", "initContainers"});
+  ASSERT_TRUE(init != nullptr && init->IsArray());
+  ASSERT_EQ(init->Size(), 4U) << text(*pod, "/spec/initContainers");
+  EXPECT_TRUE(
+      testing::json_equals((*init)[0], R"({"name":"guest-console-log","image":"registry.example/vmgate-launcher:1",
+    "command":["vmgate-launcher","--tail-console","/var/run/kubevirt-private/virt-serial0-log",
+               "--until-status","/var/run/kubevirt-private/vmgate-status.json"],
+    "volumeMounts":[{"name":"private","mountPath":"/var/run/kubevirt-private","readOnly":true}],
+    "resources":{"requests":{"cpu":"5m","memory":"35M"},"limits":{"cpu":"15m","memory":"60M"}},
+    "securityContext":{"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]}},
+    "restartPolicy":"Always"})"));
+  EXPECT_TRUE(
+      testing::json_equals((*init)[1], R"({"name":"container-disk-binary","image":"registry.example/vmgate-launcher:1",
+    "command":["vmgate-container-disk","install","/init/vmgate-container-disk"],
+    "volumeMounts":[{"name":"container-disk-binary","mountPath":"/init"}],
+    "resources":{"requests":{"cpu":"1m","memory":"1M","ephemeral-storage":"50M"},"limits":{"cpu":"10m","memory":"40M"}},
+    "securityContext":{"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]}},
+    "terminationMessagePolicy":"FallbackToLogsOnError"})"));
+  EXPECT_TRUE(testing::json_equals((*init)[2], R"({"name":"volumerootdisk","image":"quay.io/containerdisks/fedora:40",
+    "imagePullPolicy":"Always",
+    "command":["/init/vmgate-container-disk","copy","--to","/var/run/kubevirt-image-volume/disk_0"],
+    "volumeMounts":[{"name":"container-disk-binary","mountPath":"/init","readOnly":true},
+                    {"name":"container-disk-0","mountPath":"/var/run/kubevirt-image-volume/disk_0"}],
+    "resources":{"requests":{"cpu":"1m","memory":"1M","ephemeral-storage":"50M"},"limits":{"cpu":"100m","memory":"40M"}},
+    "securityContext":{"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"],"add":["DAC_OVERRIDE"]}},
+    "terminationMessagePolicy":"FallbackToLogsOnError"})"));
+  EXPECT_EQ(text((*init)[3], "/name"), "volumetools");
+  EXPECT_EQ(text((*init)[3], "/imagePullPolicy"), "<absent>");
+  EXPECT_EQ(text((*init)[3], "/command"),
+            R"(["/init/vmgate-container-disk","copy","--to","/var/run/kubevirt-image-volume/disk_2"])");
+  EXPECT_TRUE(testing::json_equals(json::find_path(*pod, {"spec", "volumes"}),
+                                   R"([{"name":"container-disk-binary","emptyDir":{}},
+          {"name":"container-disk-0","emptyDir":{}},
+          {"name":"data","persistentVolumeClaim":{"claimName":"c"}},
+          {"name":"container-disk-2","emptyDir":{}},
+          {"name":"vmi","downwardAPI":{"items":[{"path":"vmi.json","fieldRef":{"fieldPath":"metadata.annotations['vmgate.kubevirt.io/vmi']"}}]}},
+          {"name":"private","emptyDir":{}}])"));
+  EXPECT_TRUE(testing::json_equals(
+      json::find_path(*pod, {"spec", "containers"})[0][0]["volumeMounts"],
+      R"([{"name":"container-disk-0","mountPath":"/var/run/kubevirt-image-volume/disk_0","readOnly":true},
+          {"name":"data","mountPath":"/var/run/kubevirt-private/vmi-disks/data"},
+          {"name":"container-disk-2","mountPath":"/var/run/kubevirt-image-volume/disk_2","readOnly":true},
+          {"name":"vmi","mountPath":"/var/run/vmgate/vmi","readOnly":true},
+          {"name":"private","mountPath":"/var/run/kubevirt-private"}])"));
+  // The helpers leave the compute container's resources as renderresources.go makes them.
+  PodSettings image_volume = settings;
+  image_volume.container_disk_delivery = ContainerDiskDelivery::image_volume;
+  Result<json::Document> plain = launcher_pod(vmi, image_volume);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(text(*pod, "/spec/containers/0/resources"), text(*plain, "/spec/containers/0/resources"));
+  EXPECT_EQ(json::find_path(*plain, {"spec", "initContainers"})->Size(), 1U);  // guest-console-log only
+  EXPECT_EQ(text(*plain, "/spec/volumes/0"),
+            R"({"name":"rootdisk","image":{"reference":"quay.io/containerdisks/fedora:40","pullPolicy":"Always"}})");
+}
+
+TEST(LauncherPod, HelpersAreGuaranteedWithTheComputeContainer) {
+  const json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{"domain":{
+    "cpu":{"cores":2,"dedicatedCpuPlacement":true},"resources":{"requests":{"memory":"1Gi"},"limits":{"memory":"1Gi"}}},
+    "volumes":[{"name":"rootdisk","containerDisk":{"image":"img"}}]}})");
+  Result<json::Document> pod = launcher_pod(vmi, {});
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  for (const char* pointer :
+       {"/spec/initContainers/0/resources", "/spec/initContainers/1/resources", "/spec/initContainers/2/resources"}) {
+    const json::Document resources = parse(text(*pod, pointer));
+    EXPECT_EQ(text(resources, "/requests/cpu"), text(resources, "/limits/cpu")) << pointer;
+    EXPECT_EQ(text(resources, "/requests/memory"), text(resources, "/limits/memory")) << pointer;
+  }
+}
+
+TEST(LauncherPod, NoGuestConsoleLogWithoutASerialConsoleLog) {
+  for (const char* devices : {R"({"autoattachSerialConsole":false})", R"({"logSerialConsole":false})"}) {
+    const json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{"domain":{
+      "devices":)" + std::string(devices) +
+                                     "}}}");
+    Result<json::Document> pod = launcher_pod(vmi, {});
+    ASSERT_TRUE(pod.ok()) << pod.error().message;
+    EXPECT_EQ(text(*pod, "/spec/initContainers"), "<absent>") << devices;
+  }
+}
+
+// A volume name is a DNS label (up to 63 characters); "volume" + it may not be: cut and hashed
+// to a valid container name. The emptyDirs are named by index, always short.
+TEST(LauncherPod, CopyContainerNamesStayValidForLongVolumeNames) {
+  const std::string fits(57, 'v');
+  const std::string too_long(63, 'w');
+  const json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{"domain":{},
+    "volumes":[{"name":")" + fits + R"(","containerDisk":{"image":"a"}},{"name":")" +
+                                   too_long + R"(","containerDisk":{"image":"b"}}]}})");
+  Result<json::Document> pod = launcher_pod(vmi, {});
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_EQ(text(*pod, "/spec/initContainers/2/name"), "volume" + fits);
+  const std::string cut = text(*pod, "/spec/initContainers/3/name");
+  EXPECT_EQ(cut.size(), 63U);
+  EXPECT_EQ(cut.substr(0, 55), "volume" + std::string(48, 'w') + "-");
+  EXPECT_EQ(cut.find_first_not_of("0123456789abcdef", 55), std::string::npos) << cut;
+  EXPECT_EQ(text(*pod, "/spec/initContainers/3/volumeMounts/1/name"), "container-disk-1");
 }
 
 TEST(BlockClaims, FromThePvcsVolumeMode) {

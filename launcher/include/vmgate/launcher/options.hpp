@@ -35,12 +35,17 @@ struct LauncherOptions {
   std::string pod_root;
   std::string status_file;
   FirmwarePaths firmware;
+  /// --tail-console LOG: follow the guest's console log instead of running a guest
+  /// (console_tail.hpp), until --until-status FILE is final.
+  std::string tail_console;
+  std::string until_status;
 };
 
 /// Parses argv[1..]. Options take their value as the next argument or after `=` (`--vmi=FILE`);
 /// `--` ends the options. Errors: an unknown option, a missing value, an argument that is not
 /// an option, a bad --emulation or --grace-period, conflicting inputs ("exactly one of --vmi,
-/// --vm or --vmi-name is required"), --objects without --vm or --vmi.
+/// --vm or --vmi-name is required"), --objects without --vm or --vmi, --tail-console with a VMI
+/// input, --until-status without --tail-console.
 Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view> args);
 
 /// The --help text.

@@ -13,27 +13,11 @@
 #include <vector>
 
 #include "vmgate/common/result.hpp"
+#include "vmgate/launcher/container_disk.hpp"
 #include "vmgate/launcher/converter.hpp"
 #include "vmgate/launcher/volume_plan.hpp"
 
 namespace vmgate::launcher {
-
-/// The formats a containerDisk image may hold (KubeVirt's VerifyImage).
-enum class ImageFormat { raw, qcow2 };
-std::string_view format_name(ImageFormat format);  // "raw", "qcow2"
-
-struct ContainerDisk {
-  std::string file;  // symbolic links resolved (inside the image): what QEMU opens
-  ImageFormat format = ImageFormat::raw;
-};
-
-/// The disk of a containerDisk image volume (container_disk.cpp): the one entry under
-/// `<image_volume>/disk/`, where KubeVirt's containerDisk images keep it (any name: disk.img,
-/// disk.qcow2, ...), a symbolic link followed inside the image only (an absolute target or `..`
-/// never leaves it), which must be a regular file of the image's own file system, raw or qcow2,
-/// and a qcow2 without a backing file or an external data file: the guest reads the image's
-/// bytes, never a file of the launcher's. Errors name the directory or the file and the reason.
-Result<ContainerDisk> container_disk_file(const std::string& image_volume);
 
 /// Runs `argv` (argv[0] looked up in PATH) with stdout discarded, and waits at most `timeout`
 /// (then kills it). Errors: not found, killed, or a non-zero exit, with the tool's last line of

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "vmgate/common/result.hpp"
+#include "vmgate/server/controller_pod.hpp"
 
 namespace vmgate::controller {
 
@@ -21,7 +22,9 @@ struct ControllerOptions {
   std::string lease_name;  // empty: no leader election (one replica only)
   std::string identity;    // empty: <hostname>_<pid>
   std::string launcher_image = "vmgate-launcher:latest";
-  std::string launcher_service_account;  // empty: the namespace's default
+  std::string launcher_service_account;  // api link only; empty: the namespace's default
+  LauncherLink launcher_link = LauncherLink::pod;
+  ContainerDiskDelivery container_disk_delivery = ContainerDiskDelivery::copy;
   bool use_emulation = false;
   std::chrono::milliseconds resync{30000};
   std::chrono::seconds lease_duration{15};
@@ -30,7 +33,9 @@ struct ControllerOptions {
 
 /// Parses the arguments after `controller`. Errors name the option: unknown, missing or empty
 /// values, a malformed duration, --lease-name without --lease-namespace (or the reverse),
-/// --identity without --lease-name, --context without --kubeconfig, an operand.
+/// --identity without --lease-name, --context without --kubeconfig, an operand, a
+/// --launcher-link or --container-disk-delivery other than their values, and
+/// --launcher-service-account with the pod link (whose pods have no token).
 Result<ControllerOptions> parse_controller_options(std::span<const std::string_view> args);
 
 std::string controller_usage();

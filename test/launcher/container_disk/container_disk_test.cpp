@@ -1,4 +1,4 @@
-// container_disk_file (launcher/src/volumes/container_disk.cpp): the one entry under disk/,
+// container_disk_file (launcher/src/container_disk/container_disk.cpp): the one entry under disk/,
 // symbolic links followed inside the image only, and KubeVirt's image checks (raw or qcow2, no
 // backing file), with real qcow2 files from qemu-img.
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "support/temporary_directory.hpp"
-#include "vmgate/launcher/volume_prepare.hpp"
+#include "vmgate/launcher/container_disk.hpp"
 
 namespace vmgate::launcher {
 namespace {

@@ -1,6 +1,7 @@
-// The disk of a containerDisk image, checked before QEMU may read it. The image is the VM
-// author's: whatever it holds must stay data. KubeVirt resolves the disk inside the image's own
-// root (pkg/container-disk GetImage, safepath) and refuses a format other than raw or qcow2 and a
+// The disk of a containerDisk image, checked before QEMU may read it (and before
+// vmgate-container-disk copies it). The image is the VM author's: whatever it holds must stay
+// data. KubeVirt resolves the disk inside the image's own root (pkg/container-disk GetImage,
+// safepath) and refuses a format other than raw or qcow2 and a
 // qcow2 with a backing file (pkg/os/disk VerifyImage); without that, a symbolic link
 // `disk/disk.img -> /var/run/secrets/kubernetes.io/serviceaccount/token`, or a qcow2 whose
 // backing file is that path, would hand a file of the launcher's own to the guest. vmgate also
@@ -16,9 +17,11 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "vmgate/kube/pod_paths.hpp"
-#include "vmgate/launcher/volume_prepare.hpp"
+#include "vmgate/launcher/container_disk.hpp"
 
 namespace vmgate::launcher {
 namespace {
