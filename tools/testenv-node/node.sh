@@ -65,6 +65,10 @@ node_require() {
   [[ -f /proc/sys/net/bridge/bridge-nf-call-iptables ]] || modprobe br_netfilter 2>/dev/null || true
   [[ -f /proc/sys/net/bridge/bridge-nf-call-iptables ]] || missing+=("br_netfilter (kernel)")
   ((${#missing[@]} == 0)) || die "up --node lacks: ${missing[*]} (tools/install-deps installs the packages)"
+  local b build=${VMGATE_BUILD_DIR:-$root/build}
+  for b in vmgate kubectl-vmgate vmgate-launcher vmgate-node vmgate-container-disk; do
+    [[ -x $build/$b ]] || die "up --node imports the project's images, made from $build/$b: build it first (cmake --build $build), or set VMGATE_BUILD_DIR"
+  done
 }
 
 # --- leftovers and teardown -------------------------------------------------------------------
@@ -524,6 +528,22 @@ node_pause_image() {
   "$d/bin/ctr" -n k8s.io images import "$d/pause/image.tar" >/dev/null
 }
 
+# The project's images (localhost/vmgate:dev, vmgate-launcher:dev, vmgate-guest:dev), built by
+# tools/image/dev-images from the binaries in $VMGATE_BUILD_DIR (default: the checkout's build/)
+# into a cache outside the checkout (rebuilt only when an input changed), then imported.
+NODE_IMAGE_CACHE=${VMGATE_IMAGE_CACHE:-/var/cache/vmgate/dev-images}
+node_project_images() {
+  local d build=${VMGATE_BUILD_DIR:-$root/build} image start=$SECONDS
+  d="$(node_dir)"
+  "$root/tools/image/dev-images" "$build" "$NODE_IMAGE_CACHE" dev 2>>"$d/images.log" ||
+    die "building the project's images failed; see $d/images.log"
+  for image in vmgate vmgate-launcher vmgate-guest; do
+    "$d/bin/ctr" -n k8s.io images import "$NODE_IMAGE_CACHE/$image.tar" >>"$d/images.log" 2>&1 ||
+      die "importing $NODE_IMAGE_CACHE/$image.tar failed; see $d/images.log"
+  done
+  log "images localhost/vmgate:dev, vmgate-launcher:dev, vmgate-guest:dev imported after $((SECONDS - start)) s"
+}
+
 node_wait() { # SECONDS WHAT PIDFILE COMMAND...
   local deadline=$((SECONDS + $1)) what=$2 pidfile=$3
   shift 3
@@ -562,6 +582,7 @@ node_start() { # NODE-BIN
   node_wait 30 containerd "$d/containerd.pid" "$d/bin/ctr" version
   node_pause_image
   log "containerd ready, pause image imported after $((SECONDS - start)) s"
+  node_project_images
 
   spawn_node kube-controller-manager "$d/bin/kube-controller-manager" --kubeconfig "$d/kube-controller-manager.kubeconfig" \
     --bind-address=127.0.0.1 --leader-elect=false --use-service-account-credentials=true \
