@@ -8,7 +8,19 @@ namespace vmgate::node {
 
 namespace {
 
-enum class Option : std::size_t { device_plugin_dir, devices, dev_root, max_devices, help };
+enum class Option : std::size_t {
+  device_plugin_dir,
+  devices,
+  dev_root,
+  max_devices,
+  node_name,
+  kubeconfig,
+  kubelet_root,
+  cgroup_root,
+  proc_root,
+  no_pod_network,
+  help
+};
 
 constexpr std::size_t option_count = common::option_index(Option::help) + 1;
 
@@ -29,6 +41,29 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                             .non_empty = true,
                             .value_name = "N",
                             .help = "units advertised per device (default 1000, as virt-handler)"});
+  set(Option::node_name, {.name = "node-name",
+                          .non_empty = true,
+                          .value_name = "NAME",
+                          .help = "this node (default $NODE_NAME): report its launcher pods' VMI status, build their "
+                                  "pod networks"});
+  set(Option::kubeconfig, {.name = "kubeconfig",
+                           .non_empty = true,
+                           .value_name = "FILE",
+                           .help = "the API (default: the pod's service account)"});
+  set(Option::kubelet_root, {.name = "kubelet-root",
+                             .non_empty = true,
+                             .value_name = "DIR",
+                             .help = "the kubelet's root directory (default /var/lib/kubelet)"});
+  set(Option::cgroup_root, {.name = "cgroup-root",
+                            .non_empty = true,
+                            .value_name = "DIR",
+                            .help = "where pods' processes are found (default /sys/fs/cgroup)"});
+  set(Option::proc_root, {.name = "proc-root",
+                          .non_empty = true,
+                          .value_name = "DIR",
+                          .help = "the node's /proc (default /proc; the agent runs with hostPID)"});
+  set(Option::no_pod_network,
+      {.name = "no-pod-network", .flag = true, .help = "report VMI status only; build no pod networks"});
   set(Option::help, {.name = "help", .alias = 'h', .flag = true, .help = "this text"});
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
@@ -71,6 +106,24 @@ Result<NodeOptions> parse_node_options(std::span<const std::string_view> args) {
         options.max_devices = count;
         break;
       }
+      case Option::node_name:
+        options.node_name = std::string(option.value);
+        break;
+      case Option::kubeconfig:
+        options.kubeconfig = std::string(option.value);
+        break;
+      case Option::kubelet_root:
+        options.kubelet_root = std::string(option.value);
+        break;
+      case Option::cgroup_root:
+        options.cgroup_root = std::string(option.value);
+        break;
+      case Option::proc_root:
+        options.proc_root = std::string(option.value);
+        break;
+      case Option::no_pod_network:
+        options.pod_network = false;
+        break;
       case Option::help:
         options.help = true;
         break;
@@ -81,7 +134,8 @@ Result<NodeOptions> parse_node_options(std::span<const std::string_view> args) {
 
 std::string node_usage() {
   return "usage: vmgate-node [options]\n"
-         "The node agent: kubelet device plugins for devices.kubevirt.io/{kvm,tun,vhost-net,vhost-vsock}.\n"
+         "The node agent: kubelet device plugins for devices.kubevirt.io/{kvm,tun,vhost-net,vhost-vsock};\n"
+         "with a node name, the VMI status of its launcher pods and their pod networks.\n"
          "SIGTERM or SIGINT stops it and removes its sockets.\n\n" +
          common::format_options(specs);
 }
