@@ -328,8 +328,8 @@ struct LauncherPods::Impl {
     }
     Result<std::optional<UniqueFd>> netns = open_pod_netns(config.cgroup_root, config.proc_root, pod.uid);
     if (!netns) {
-      state.network_done = true;
-      problem(pod, state.last_network_problem, "pod network not built", netns.error().message);
+      problem(pod, state.last_network_problem, "pod network not built yet", netns.error().message);
+      retry(true);
       return;
     }
     if (!netns->has_value()) {

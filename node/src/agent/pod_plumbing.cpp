@@ -349,10 +349,10 @@ struct Namespace {
                  address_request(sequence, true, index, address), sequence, EEXIST);
   }
   Status create_link(std::string_view kind, const std::string& name, std::optional<std::uint32_t> mtu,
-                     const std::optional<Mac>& mac) {
+                     const std::optional<Mac>& mac, int tolerated = 0) {
     const std::uint32_t sequence = netlink.next_sequence();
     return apply("creating " + std::string(kind) + " " + name, link_create_request(sequence, kind, name, mtu, mac),
-                 sequence);
+                 sequence, tolerated);
   }
 
   Result<LinkInfo> link(const std::string& name) {
@@ -488,14 +488,16 @@ struct Namespace {
     // The dummy keeps the pod's identity (MAC, MTU, addresses) for whoever reads it later (KubeVirt's
     // launcher serves them to the guest by DHCP).
     if (nic == nullptr || find_link(links, plan.pod_interface) == nullptr) {
-      if (Status created = create_link("dummy", plan.pod_interface, pod.mtu, pod.mac); !created) {
+      // A kernel without the dummy driver (EOPNOTSUPP) keeps no record: only the guest's DHCP
+      // server, which vmgate does not run yet, would read it.
+      if (Status created = create_link("dummy", plan.pod_interface, pod.mtu, pod.mac, EOPNOTSUPP); !created) {
         return created;
       }
       Result<LinkInfo> dummy = link(plan.pod_interface);
-      if (!dummy) {
-        return dummy.error();
-      }
       for (const IpPrefix& address : pod_addresses) {
+        if (!dummy) {
+          break;
+        }
         if (Status added = add_address(plan.pod_interface, dummy->index, address); !added) {
           return added;
         }
@@ -605,6 +607,7 @@ std::vector<std::string> pod_cgroup_candidates(std::string_view pod_uid) {
 
 Result<std::optional<UniqueFd>> open_pod_netns(const std::string& cgroup_root, const std::string& proc_root,
                                                std::string_view pod_uid) {
+  bool host_only = false;
   for (const std::string& candidate : pod_cgroup_candidates(pod_uid)) {
     const std::string pod_dir = cgroup_root + "/" + candidate;
     struct stat info {};
@@ -624,12 +627,19 @@ Result<std::optional<UniqueFd>> open_pod_netns(const std::string& cgroup_root, c
         if (std::find(again.begin(), again.end(), pid) == again.end()) {
           continue;
         }
-        if (same_file(netns.get(), proc_root + "/1/ns/net")) {
-          return Error{"the pod is on the host's network namespace: not touched"};
+        // The node's own namespace (the agent's, which runs on the host network, or init's):
+        // a hostNetwork pod, or a container process caught before it entered the pod's
+        // namespace (runc joins the cgroup first). Never built on; another process may do.
+        if (same_file(netns.get(), "/proc/self/ns/net") || same_file(netns.get(), proc_root + "/1/ns/net")) {
+          host_only = true;
+          continue;
         }
         return std::optional<UniqueFd>(std::move(netns));
       }
     }
+  }
+  if (host_only) {
+    return Error{"the pod's processes are on the node's own network namespace: not touched"};
   }
   return std::optional<UniqueFd>();
 }
@@ -637,6 +647,10 @@ Result<std::optional<UniqueFd>> open_pod_netns(const std::string& cgroup_root, c
 Result<NetworkSetup> setup_pod_network(int netns_fd, const PodNetworkPlan& plan, const std::string& nft_path) {
   // setns changes the calling thread only: a thread of its own enters the pod's namespace and
   // ends with it, so no other thread of the agent ever runs there.
+  // Never the agent's own namespace (the node's): whatever the caller passed.
+  if (same_file(netns_fd, "/proc/self/ns/net")) {
+    return Error{"the namespace given is the node's own: not touched"};
+  }
   Result<NetworkSetup> result = Error{"not run"};
   std::thread worker([&] {
     if (::setns(netns_fd, CLONE_NEWNET) != 0) {

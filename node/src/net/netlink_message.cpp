@@ -239,7 +239,8 @@ Bytes link_change_request(std::uint32_t sequence, int index, const LinkChange& c
 }
 
 Bytes port_learning_off_request(std::uint32_t sequence, int index) {
-  Builder builder(RTM_NEWLINK, NLM_F_ACK, sequence);
+  // RTM_SETLINK: the bridge's own handler of AF_BRIDGE (rtnl_bridge_setlink) is registered there.
+  Builder builder(RTM_SETLINK, NLM_F_ACK, sequence);
   builder.add_struct(link_header(index, AF_BRIDGE));
   const std::size_t info = builder.begin_nested(IFLA_PROTINFO);
   builder.add_value<std::uint8_t>(IFLA_BRPORT_LEARNING, 0);

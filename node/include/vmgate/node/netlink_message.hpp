@@ -60,7 +60,7 @@ struct LinkChange {
 };
 /// RTM_NEWLINK (no create flag) of link `index` with `change`.
 Bytes link_change_request(std::uint32_t sequence, int index, const LinkChange& change);
-/// RTM_NEWLINK of family AF_BRIDGE on port `index`: IFLA_PROTINFO { IFLA_BRPORT_LEARNING 0 }
+/// RTM_SETLINK of family AF_BRIDGE on port `index`: IFLA_PROTINFO { IFLA_BRPORT_LEARNING 0 }
 /// (nmstate's PortLearning false, netlink.LinkSetLearning(link, false)).
 Bytes port_learning_off_request(std::uint32_t sequence, int index);
 /// RTM_NEWADDR (create, replace off: an existing address is EEXIST) / RTM_DELADDR of

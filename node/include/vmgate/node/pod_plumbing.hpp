@@ -26,8 +26,10 @@ std::vector<std::string> pod_cgroup_candidates(std::string_view pod_uid);
 /// The network namespace of the pod `pod_uid`: the first process found in the cgroup.procs of
 /// its containers (under `cgroup_root`, normally /sys/fs/cgroup), its `proc_root`/PID/ns/net
 /// opened, and the process checked to still be in that cgroup afterwards (a PID reused meanwhile
-/// is not taken). nullopt: no process yet (the sandbox is not running). Errors: the namespace is
-/// `proc_root`/1's (a pod on the host network: never touched), /proc unreadable.
+/// is not taken). A process on the node's own namespace (the agent's, or `proc_root`/1's) is
+/// skipped: a hostNetwork pod, or a container process caught before runc moved it into the pod's
+/// namespace. nullopt: no process yet (the sandbox is not running). Errors: only processes on
+/// the node's namespace were found (retry later).
 Result<std::optional<UniqueFd>> open_pod_netns(const std::string& cgroup_root, const std::string& proc_root,
                                                std::string_view pod_uid);
 
@@ -46,7 +48,8 @@ enum class NetworkSetup {
 /// IFF_NO_PI | IFF_VNET_HDR, multi-queue when the plan says, persistent, owned by uid/gid 0,
 /// the pod interface's MTU, under the bridge, up) — last, under a temporary name renamed when
 /// ready, since its existence is what the launcher waits for. Idempotent: a tap already there
-/// means done; a partial earlier run is completed. Errors name the step and the errno.
+/// means done; a partial earlier run is completed. Errors name the step and the errno; the
+/// agent's own namespace (the node's) is refused before anything is done.
 Result<NetworkSetup> setup_pod_network(int netns_fd, const PodNetworkPlan& plan, const std::string& nft_path);
 
 /// The nft executable: the first of /usr/sbin/nft, /sbin/nft, /usr/bin/nft, /bin/nft that
