@@ -11,8 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "vmgate/kube/client_config.hpp"
 #include "vmgate/node/agent.hpp"
 #include "vmgate/node/node_labeller.hpp"
+#include "vmgate/node/launcher_pods.hpp"
 #include "vmgate/node/node_options.hpp"
 #include "vmgate/node/unique_fd.hpp"
 
@@ -76,10 +78,41 @@ int run(const std::vector<std::string_view>& args) {
   }
   vmgate::node::EventLog log(std::cerr);
   const std::string_view permissions = vmgate::node::device_permissions(vmgate::node::detect_cgroup_mode());
+  // With a node name, the launcher pods' VMI status and pod networks (docs/node.md).
+  if (options->node_name.empty()) {
+    if (const char* node = std::getenv("NODE_NAME"); node != nullptr) {
+      options->node_name = node;
+    }
+  }
+  std::unique_ptr<vmgate::node::LauncherPods> pods;
+  if (!options->node_name.empty()) {
+    vmgate::Result<vmgate::kube::ClientConfig> client = vmgate::kube::kubeconfig_or_in_cluster(
+        options->kubeconfig, "", "--node-name needs --kubeconfig FILE, or a pod's service account");
+    vmgate::Result<std::unique_ptr<vmgate::node::LauncherPods>> created =
+        client ? vmgate::node::LauncherPods::create(*client,
+                                                    {.node_name = options->node_name,
+                                                     .kubelet_root = options->kubelet_root,
+                                                     .cgroup_root = options->cgroup_root,
+                                                     .proc_root = options->proc_root,
+                                                     .pod_network = options->pod_network,
+                                                     .nft_path = ""},
+                                                    log)
+               : vmgate::Result<std::unique_ptr<vmgate::node::LauncherPods>>(client.error());
+    if (!created) {
+      log.write("error", "vmgate-node failed", {{"error", created.error().message}});
+      return 1;
+    }
+    pods = std::move(*created);
+    pods->start();
+    log.write("info", "following the launcher pods of this node", {{"node", options->node_name}});
+  }
   std::unique_ptr<vmgate::node::NodeLabeller> labeller = start_labeller(*options, log);
   const vmgate::Status status = vmgate::node::run_agent(*options, permissions, stop_fd.get(), log);
   if (labeller) {
     labeller->stop();
+  }
+  if (pods) {
+    pods->stop();
   }
   if (!status) {
     log.write("error", "vmgate-node failed", {{"error", status.error().message}});

@@ -1,5 +1,10 @@
 #include "vmgate/launcher/supervisor.hpp"
 
+#include <net/if.h>
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "vmgate/launcher/status_file.hpp"
@@ -41,7 +46,72 @@ int stopped_detail_from_reason(int reason) {
   }
 }
 
+// The value of attribute `name` in the tag text `tag` ("<target dev='tap0' managed='no'/>"),
+// either quote; "" when absent.
+std::string attribute(std::string_view tag, std::string_view name) {
+  for (std::size_t at = tag.find(name); at != std::string_view::npos; at = tag.find(name, at + 1)) {
+    const std::size_t quote = at + name.size() + 1;
+    if (at > 0 && tag[at - 1] == ' ' && quote < tag.size() && tag[quote - 1] == '=' &&
+        (tag[quote] == '\'' || tag[quote] == '"')) {
+      const std::size_t end = tag.find(tag[quote], quote + 1);
+      return end == std::string_view::npos ? std::string() : std::string(tag.substr(quote + 1, end - quote - 1));
+    }
+  }
+  return {};
+}
+
 }  // namespace
+
+std::vector<std::string> unmanaged_taps(const std::string& xml) {
+  std::vector<std::string> taps;
+  for (std::size_t at = xml.find("<target "); at != std::string::npos; at = xml.find("<target ", at + 1)) {
+    const std::size_t end = xml.find('>', at);
+    if (end == std::string::npos) {
+      break;
+    }
+    const std::string_view tag = std::string_view(xml).substr(at, end - at);
+    if (attribute(tag, "managed") == "no") {
+      if (std::string dev = attribute(tag, "dev"); !dev.empty()) {
+        taps.push_back(std::move(dev));
+      }
+    }
+  }
+  return taps;
+}
+
+Supervisor::TapWait Supervisor::wait_for_taps(const std::string& xml) {
+  const std::vector<std::string> taps = unmanaged_taps(xml);
+  const auto exists = [this](const std::string& name) {
+    return config_.link_exists ? config_.link_exists(name) : ::if_nametoindex(name.c_str()) != 0;
+  };
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + config_.tap_wait;
+  auto next_note = clock::now();
+  for (;;) {
+    std::string missing;
+    for (const std::string& tap : taps) {
+      if (!exists(tap)) {
+        missing = tap;
+        break;
+      }
+    }
+    const auto now = clock::now();
+    if (missing.empty()) {
+      return {};
+    }
+    if (stop_requested_.load()) {
+      return {"", true};
+    }
+    if (now >= deadline) {
+      return {missing, false};
+    }
+    if (now >= next_note && config_.on_note) {
+      config_.on_note("waiting for the tap " + missing + " (the node agent builds the pod network)");
+      next_note = now + config_.tap_wait_note;
+    }
+    std::this_thread::sleep_for(std::min<clock::duration>(config_.poll_interval, deadline - now));
+  }
+}
 
 Supervisor::Supervisor(virConnectPtr connection, SupervisorConfig config)
     : connection_(connection), config_(std::move(config)) {
@@ -94,6 +164,17 @@ void Supervisor::write_status(const std::string& phase, const std::string& reaso
 Outcome Supervisor::run(const std::string& xml) {
   started_at_ = utc_now();
   write_status("Scheduled", "starting the domain");
+  const TapWait taps = wait_for_taps(xml);
+  if (!taps.missing.empty()) {
+    const std::string reason = "tap device " + taps.missing + " not created within " +
+                               std::to_string(config_.tap_wait.count()) + " s (the node agent builds the pod network)";
+    write_status("Failed", reason);
+    return {1, reason};
+  }
+  if (taps.stopped) {
+    write_status("Succeeded", "stop requested before the domain started");
+    return {0, "stop requested before the domain started"};
+  }
 
   // A domain of the same name in this root was left by a launcher that died: QEMU outlives an
   // embedding process (docs/launcher.md, "No autodestroy in embed mode"), and the next

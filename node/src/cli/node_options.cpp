@@ -19,6 +19,10 @@ enum class Option : std::size_t {
   use_emulation,
   libvirt_root,
   label_interval,
+  kubelet_root,
+  cgroup_root,
+  proc_root,
+  no_pod_network,
   help
 };
 
@@ -44,7 +48,8 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
   set(Option::node_name, {.name = "node-name",
                           .non_empty = true,
                           .value_name = "NAME",
-                          .help = "the Node to label (default $NODE_NAME); none: no node labeller"});
+                          .help = "this node (default $NODE_NAME): label it, report its launcher pods' VMI\n"
+                                  "status, build their pod networks; none: device plugins only"});
   set(Option::kubeconfig, {.name = "kubeconfig",
                            .non_empty = true,
                            .value_name = "FILE",
@@ -63,6 +68,20 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                                .non_empty = true,
                                .value_name = "SECONDS",
                                .help = "re-label this often, plus up to 120 % jitter (default 180)"});
+  set(Option::kubelet_root, {.name = "kubelet-root",
+                             .non_empty = true,
+                             .value_name = "DIR",
+                             .help = "the kubelet's root directory (default /var/lib/kubelet)"});
+  set(Option::cgroup_root, {.name = "cgroup-root",
+                            .non_empty = true,
+                            .value_name = "DIR",
+                            .help = "where pods' processes are found (default /sys/fs/cgroup)"});
+  set(Option::proc_root, {.name = "proc-root",
+                          .non_empty = true,
+                          .value_name = "DIR",
+                          .help = "the node's /proc (default /proc; the agent runs with hostPID)"});
+  set(Option::no_pod_network,
+      {.name = "no-pod-network", .flag = true, .help = "report VMI status only; build no pod networks"});
   set(Option::help, {.name = "help", .alias = 'h', .flag = true, .help = "this text"});
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
@@ -130,6 +149,18 @@ Result<NodeOptions> parse_node_options(std::span<const std::string_view> args) {
         options.label_interval_seconds = seconds;
         break;
       }
+      case Option::kubelet_root:
+        options.kubelet_root = std::string(option.value);
+        break;
+      case Option::cgroup_root:
+        options.cgroup_root = std::string(option.value);
+        break;
+      case Option::proc_root:
+        options.proc_root = std::string(option.value);
+        break;
+      case Option::no_pod_network:
+        options.pod_network = false;
+        break;
       case Option::help:
         options.help = true;
         break;
@@ -141,7 +172,8 @@ Result<NodeOptions> parse_node_options(std::span<const std::string_view> args) {
 std::string node_usage() {
   return "usage: vmgate-node [options]\n"
          "The node agent: kubelet device plugins for devices.kubevirt.io/{kvm,tun,vhost-net,vhost-vsock};\n"
-         "with a node name, KubeVirt's node labels and heartbeat on that Node.\n"
+         "with a node name, KubeVirt's node labels and heartbeat on that Node, the VMI status of its\n"
+         "launcher pods and their pod networks.\n"
          "SIGTERM or SIGINT stops it and removes its sockets.\n\n" +
          common::format_options(specs);
 }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <thread>
 
@@ -79,6 +80,62 @@ TEST_F(SupervisorTest, ExternalDestroyExitsNonZeroWithReason) {
   const Outcome result = outcome.get();
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.reason, "domain destroyed outside the launcher");
+}
+
+// The test driver has no tap; the domain only names one, and the waiting is what is tested.
+constexpr const char* domain_with_tap_xml = R"(<domain type='test'>
+  <name>default_lifecycle</name>
+  <memory unit='b'>67108864</memory>
+  <os><type arch='x86_64'>hvm</type></os>
+  <devices><interface type='ethernet'><target dev='tap0' managed='no'/></interface>
+  <interface type='ethernet'><target dev="tapabc" managed="no"/></interface>
+  <interface type='user'><target dev='vnet0'/></interface></devices>
+</domain>
+)";
+
+TEST(UnmanagedTaps, FromTheTargets) {
+  EXPECT_EQ(unmanaged_taps(domain_with_tap_xml), (std::vector<std::string>{"tap0", "tapabc"}));
+  EXPECT_TRUE(unmanaged_taps(domain_xml).empty());
+}
+
+TEST_F(SupervisorTest, MissingTapFailsNamingIt) {
+  SupervisorConfig config = config_with_status();
+  config.tap_wait = std::chrono::seconds(1);
+  config.link_exists = [](const std::string& name) { return name != "tapabc"; };
+  std::vector<std::string> notes;
+  config.on_note = [&notes](const std::string& line) { notes.push_back(line); };
+  Supervisor supervisor(connection_.get(), config);
+  const Outcome result = supervisor.run(domain_with_tap_xml);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.reason.find("tap device tapabc not created within 1 s"), std::string::npos) << result.reason;
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes.front().find("waiting for the tap tapabc"), std::string::npos);
+  const std::string text = vmgate::testing::read_file(status_file());
+  EXPECT_NE(text.find(R"("phase":"Failed")"), std::string::npos) << text;
+  EXPECT_NE(text.find("tapabc"), std::string::npos) << text;
+}
+
+TEST_F(SupervisorTest, TapThatAppearsLetsTheDomainStart) {
+  SupervisorConfig config = fast_config();
+  std::atomic<int> looks{0};
+  config.link_exists = [&looks](const std::string& /*name*/) { return ++looks > 5; };
+  Supervisor supervisor(connection_.get(), config);
+  auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_with_tap_xml); });
+  ASSERT_TRUE(wait_running());
+  supervisor.request_stop();
+  EXPECT_EQ(outcome.get().exit_code, 0);
+}
+
+TEST_F(SupervisorTest, StopWhileWaitingForATap) {
+  SupervisorConfig config = fast_config();
+  config.link_exists = [](const std::string& /*name*/) { return false; };
+  Supervisor supervisor(connection_.get(), config);
+  auto outcome = std::async(std::launch::async, [&] { return supervisor.run(domain_with_tap_xml); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  supervisor.request_stop();
+  const Outcome result = outcome.get();
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.reason, "stop requested before the domain started");
 }
 
 TEST_F(SupervisorTest, StopRequestShutsDownGracefully) {

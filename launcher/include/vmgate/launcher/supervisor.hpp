@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "vmgate/launcher/libvirt.hpp"
 
@@ -29,6 +30,15 @@ struct SupervisorConfig {
   bool start_paused = false;
   /// Called once from run() when the domain is running (the launcher logs a line).
   std::function<void(const std::string& domain_name)> on_running;
+  /// The taps the domain names with managed='no' are made by the node (vmgate-node builds the
+  /// pod network, as KubeVirt's virt-handler does): run() waits this long for each to exist in
+  /// the launcher's network namespace before it creates the domain, then fails naming it.
+  std::chrono::seconds tap_wait{240};
+  std::chrono::seconds tap_wait_note{10};
+  /// Whether a network interface of that name exists here (default: if_nametoindex).
+  std::function<bool(const std::string& name)> link_exists;
+  /// A line for the launcher's log (the taps still missing while waiting).
+  std::function<void(const std::string& line)> on_note;
   /// Called from run() with each phase the status file gets ("Scheduled", "Running",
   /// "Succeeded", "Failed") and its reason (--vmi-name writes them to the VMI).
   std::function<void(const std::string& phase, const std::string& reason)> on_status;
@@ -39,6 +49,9 @@ struct Outcome {
   /// One line: why the launcher ended.
   std::string reason;
 };
+
+/// The tap names of the interfaces `xml` gives as <target dev='NAME' managed='no'/>, in order.
+std::vector<std::string> unmanaged_taps(const std::string& xml);
 
 class Supervisor {
  public:
@@ -58,6 +71,13 @@ class Supervisor {
  private:
   static int on_lifecycle(virConnectPtr connection, virDomainPtr domain, int event, int detail, void* opaque);
   void write_status(const std::string& phase, const std::string& reason);
+  /// Waits for the unmanaged taps of `xml`: all there (nothing set), one still missing at the
+  /// deadline (`missing`), or a stop requested while one was missing (`stopped`).
+  struct TapWait {
+    std::string missing;
+    bool stopped = false;
+  };
+  TapWait wait_for_taps(const std::string& xml);
 
   virConnectPtr connection_;
   SupervisorConfig config_;

@@ -16,18 +16,14 @@
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/result.hpp"
 #include "vmgate/kube/client_config.hpp"
+#include "vmgate/kube/vmi_status.hpp"
 
 namespace vmgate::launcher {
 
-inline constexpr const char* domain_state_annotation = "vmgate.kubevirt.io/domain-state";
-
-/// The merge patch for a supervisor phase ("Scheduled", "Running", "Succeeded", "Failed") and
-/// its one-line reason: status.phase, the Ready condition (True only while Running, not paused and
-/// not stopping), a Paused condition (PausedByUser) for a domain started paused, status.reason on
-/// failure, and the domain-state annotation ("starting", "running", "paused", "shutting-down",
-/// "shutoff", "failed"). `stopping`: a stop was requested. Pure.
-json::Document vmi_status_patch(std::string_view uid, std::string_view phase, std::string_view reason, bool stopping,
-                                std::string_view now);
+// The patch itself is the kube layer's, shared with vmgate-node (which reports from the
+// launcher's status file).
+using kube::domain_state_annotation;
+using kube::vmi_status_patch;
 
 class VmiLink {
  public:

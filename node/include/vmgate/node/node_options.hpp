@@ -18,13 +18,20 @@ struct NodeOptions {
   /// /proc/1/root instead); tests point it at a directory of fake device files.
   std::string dev_root;
   int max_devices = default_max_devices;
-  // The node labeller (node_labeller.hpp); off without a node name.
-  std::string node_name;                        // "": $NODE_NAME (main reads it)
-  std::string kubeconfig;                       // "": the pod's service account
+  /// The node this agent runs on (--node-name, else $NODE_NAME, filled in by main): with it, the
+  /// agent labels the Node (node_labeller.hpp), reports its launcher pods' VMI status and builds
+  /// their pod networks (launcher_pods.hpp). Empty: device plugins only.
+  std::string node_name;
+  /// The API: a kubeconfig file; empty: the pod's service account.
+  std::string kubeconfig;
   std::string kubevirt_namespace = "kubevirt";  // whose KubeVirt CR counts
   bool use_emulation = false;                   // query libvirt for TCG (virttype qemu)
   std::string libvirt_root = "/var/run/vmgate-node/libvirt";
-  int label_interval_seconds = 180;  // virt-handler's 3 minutes
+  int label_interval_seconds = 180;              // virt-handler's 3 minutes
+  std::string kubelet_root{"/var/lib/kubelet"};  // pods/<uid>/volumes/... below it
+  std::string cgroup_root{"/sys/fs/cgroup"};     // where a pod's processes are found
+  std::string proc_root{"/proc"};                // the node's /proc (hostPID)
+  bool pod_network = true;                       // --no-pod-network: status only
   bool help = false;
 };
 

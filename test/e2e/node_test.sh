@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# The whole stack on a real node, as a user runs it (docs/install.md, "Run VMs with vmgate
+# alone"): `tools/testenv up DIR --node` (which builds and imports localhost/vmgate:dev,
+# vmgate-launcher:dev and vmgate-guest:dev), `helm install` with ci/node-values.yaml (the webhook
+# behind its Service with `vmgate certs`' certificates, vmgate controller, vmgate-node), then
+# kubectl only:
+#   - a VM conflicting with its instancetype is refused, `--dry-run=server` answers;
+#   - VMs with common instancetypes and preferences (BIOS, EFI) from the vmgate-guest
+#     containerDisk: VMI, launcher pod scheduled onto node0 by kube-scheduler through the device
+#     plugins and node labels, the guest's marker in `kubectl logs -c guest-console-log`, VMI
+#     Running, VM Ready; `kubectl delete vm` -> the pod terminates, the guest powers off by ACPI,
+#     no QEMU left;
+#   - a VM whose CPU model no node offers stays Pending, the scheduler's message naming the label;
+#   - vmgate-node's pod deleted -> labels and devices come back;
+#   - the kubelet restarted -> the device plugins register again, a new VM still boots;
+#   - the controller's leader pod deleted -> the other replica takes over within the Lease.
+# Usage (root): test/e2e/node_test.sh     (VMGATE_BUILD_DIR: the binaries, default build/)
+set -euo pipefail
+shopt -s inherit_errexit
+cd "$(dirname "$0")/../.."
+
+# shellcheck source=test/e2e/e2e_support.sh
+source test/e2e/e2e_support.sh
+
+[[ $(id -u) -eq 0 ]] || {
+  echo "node_test.sh: needs root (tools/testenv up --node)" >&2
+  exit 2
+}
+shared=${VMGATE_SHARED_DIR:-$(cd .. && pwd)/shared}
+[[ -f $shared/data/common-instancetypes/cluster-instancetypes.yaml ]] || {
+  echo "node_test.sh: no common instancetypes under $shared/data (VMGATE_SHARED_DIR)" >&2
+  exit 2
+}
+
+dir="$(mktemp -d)"
+cleanup() {
+  if [[ -n ${KEEP_E2E_DIR:-} ]]; then
+    echo "kept $dir (tools/testenv down $dir)" >&2
+    return
+  fi
+  tools/testenv down "$dir" >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+start=$SECONDS
+eval "$(tools/testenv up "$dir" --node)"
+echo "up --node (with the project's images) took $((SECONDS - start)) s"
+for image in localhost/vmgate:dev localhost/vmgate-launcher:dev localhost/vmgate-guest:dev; do
+  check "$image is imported into the node's containerd" grep -qF "$image" <(ctr -n k8s.io images ls -q)
+done
+
+chart=manifests/charts/vmgate
+start=$SECONDS
+check "helm install -n kubevirt -f ci/node-values.yaml --wait" \
+  helm install vmgate "$chart" -n kubevirt --create-namespace -f "$chart/ci/node-values.yaml" --wait --timeout 5m
+echo "helm install --wait took $((SECONDS - start)) s"
+kubectl -n kubevirt get pods -o wide
+
+labelled() { [[ "$(kubectl get node node0 -o 'jsonpath={.metadata.labels.kubevirt\.io/schedulable}')" == true ]]; }
+devices() { [[ "$(kubectl get node node0 -o 'jsonpath={.status.allocatable.devices\.kubevirt\.io/tun}')" == 1000 ]]; }
+check "vmgate-node labels node0 schedulable" wait_until 120 labelled
+check "vmgate-node's device plugins are in node0's allocatable" wait_until 60 devices
+
+# --validate=false: the CRDs (KubeVirt v1.8.2) lack some fields these preferences use (dropped).
+kubectl apply --validate=false -f "$shared/data/common-instancetypes/cluster-instancetypes.yaml" >/dev/null
+kubectl apply --validate=false -f "$shared/data/common-instancetypes/cluster-preferences.yaml" >/dev/null
+kubectl create namespace vms >/dev/null
+
+vm() { # NAME INSTANCETYPE PREFERENCE [CPU (a flow mapping: the template's domain.cpu)]
+  cat <<EOF
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: $1, namespace: vms}
+spec:
+  runStrategy: Always
+  instancetype: {name: $2}
+  preference: {name: $3}
+  template:
+    spec:
+      domain:
+        devices: {}
+$([[ -z ${4:-} ]] || echo "        cpu: $4")
+      volumes:
+      - name: containerdisk
+        containerDisk: {image: localhost/vmgate-guest:dev}
+EOF
+}
+
+# The webhook, reached by the apiserver through its Service.
+if out=$(vm conflicting u1.small cirros '{sockets: 2}' | kubectl apply -f - 2>&1); then
+  check "a VM conflicting with its instancetype is refused" false
+else
+  check "a VM conflicting with its instancetype is refused, naming the field" \
+    grep -q 'spec.template.spec.domain.cpu.sockets' <<<"$out"
+fi
+check "--dry-run=server admits a VM" bash -c "$(declare -f vm); vm dryrun u1.small cirros | kubectl apply --dry-run=server -f - >/dev/null"
+check "the dry run created nothing" bash -c '! kubectl -n vms get vm dryrun 2>/dev/null'
+
+ready() { [[ "$(kubectl -n vms get vm "$1" -o 'jsonpath={.status.ready}' 2>/dev/null)" == true ]]; }
+pod_of() { kubectl -n vms get pods -l "kubevirt.io=virt-launcher,vm.kubevirt.io/name=$1" -o name 2>/dev/null | head -1; }
+marker() { local p; p=$(pod_of "$1"); [[ -n $p ]] && kubectl -n vms logs "$p" -c guest-console-log 2>/dev/null | grep -q VMGATE-GUEST-READY; }
+qemu_of() { pgrep -f "qemu-system-x86_64.*guest=vms_$1" >/dev/null; }
+
+boot_and_delete() { # NAME INSTANCETYPE PREFERENCE FIRMWARE
+  local name=$1 t0=$SECONDS pod
+  vm "$name" "$2" "$3" | kubectl apply -f - >/dev/null
+  check "$name ($4): its VMI exists" wait_until 60 kubectl -n vms get vmi "$name"
+  check "$name ($4): the launcher pod is scheduled onto node0" \
+    wait_until 120 bash -c "[[ \$(kubectl -n vms get pods -l vm.kubevirt.io/name=$name -o 'jsonpath={.items[0].spec.nodeName}') == node0 ]]"
+  pod=$(pod_of "$name")
+  if ! check "$name ($4): VMGATE-GUEST-READY in kubectl logs -c guest-console-log" wait_until 300 marker "$name"; then
+    kubectl -n vms describe "$pod" | tail -30 || true
+    kubectl -n vms logs "$pod" -c compute --tail 40 || true
+  fi
+  check "$name ($4): the VMI is Running" wait_until 60 bash -c "[[ \$(kubectl -n vms get vmi $name -o 'jsonpath={.status.phase}') == Running ]]"
+  check "$name ($4): the VM is Ready" wait_until 60 ready "$name"
+  echo "$name ($4): Ready with the guest's marker after $((SECONDS - t0)) s"
+  check "$name ($4): the VMI names node0" test "$(kubectl -n vms get vmi "$name" -o 'jsonpath={.status.nodeName}')" = node0
+  # The compute container's log through the stop: the launcher's ACPI shutdown and its exit.
+  kubectl -n vms logs -f "$pod" -c compute >"$dir/$name-compute.log" 2>&1 &
+  local follower=$!
+  kubectl -n vms delete vm "$name" --wait=false >/dev/null
+  check "$name ($4): kubectl delete vm: the VMI goes" wait_until 180 bash -c "! kubectl -n vms get vmi $name 2>/dev/null"
+  check "$name ($4): the launcher pod goes" wait_until 120 bash -c "! kubectl -n vms get $pod 2>/dev/null"
+  wait "$follower" || true
+  check "$name ($4): the guest powered off by ACPI (the launcher's log)" grep -q 'guest shut down after the stop request' "$dir/$name-compute.log"
+  check "$name ($4): no QEMU left" wait_until 30 bash -c "! $(declare -f qemu_of); qemu_of $name"
+}
+
+boot_and_delete bios-vm u1.nano cirros BIOS
+boot_and_delete efi-vm u1.micro linux.efi EFI
+
+# A CPU model no node offers: Pending, the scheduler naming the label.
+vm no-such-cpu u1.nano cirros '{model: Opteron_G1}' | kubectl apply -f - >/dev/null
+unschedulable() {
+  kubectl -n vms get events --field-selector reason=FailedScheduling -o 'jsonpath={.items[*].message}' 2>/dev/null |
+    grep -q "node affinity/selector"
+}
+check "a VM whose CPU model no node offers stays Pending: FailedScheduling" wait_until 120 unschedulable
+check "its VMI is not Running" bash -c "[[ \$(kubectl -n vms get vmi no-such-cpu -o 'jsonpath={.status.phase}') != Running ]]"
+kubectl -n vms delete vm no-such-cpu >/dev/null
+
+# vmgate-node's pod deleted: the DaemonSet's next pod labels the node and serves the devices again.
+kubectl -n kubevirt delete pod -l app.kubernetes.io/name=vmgate-node --wait=true >/dev/null
+check "vmgate-node's new pod is Running" \
+  wait_until 120 bash -c "[[ \$(kubectl -n kubevirt get pods -l app.kubernetes.io/name=vmgate-node -o 'jsonpath={.items[0].status.phase}') == Running ]]"
+check "node0 is labelled schedulable again" wait_until 120 labelled
+check "node0's devices are allocatable again" wait_until 60 devices
+
+# The kubelet restarted (it empties its device-plugin directory): vmgate-node registers its
+# plugins again and a new VM schedules onto node0 through them.
+pid=$(cat "$dir/node/kubelet.pid")
+mapfile -d '' kubelet_command <"/proc/$pid/cmdline"
+kill -TERM "$pid"
+wait_until 30 bash -c "! kill -0 $pid 2>/dev/null"
+setsid "${kubelet_command[@]}" </dev/null >>"$dir/node/kubelet.log" 2>&1 &
+echo $! >"$dir/node/kubelet.pid"
+node_ready() { [[ "$(kubectl get node node0 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" == True ]]; }
+check "the restarted kubelet's node0 is Ready" wait_until 60 node_ready
+check "the device plugins are registered with the new kubelet" wait_until 60 devices
+boot_and_delete after-kubelet-restart u1.nano cirros BIOS
+
+# The controller's leader deleted: the other replica holds the Lease within its duration.
+holder=$(kubectl -n kubevirt get lease vmgate-controller -o 'jsonpath={.spec.holderIdentity}')
+check "a controller replica holds the Lease" test -n "$holder"
+kubectl -n kubevirt delete pod "${holder%%_*}" --wait=false >/dev/null 2>&1 || kubectl -n kubevirt delete pod "$holder" --wait=false >/dev/null
+taken_over() {
+  local now
+  now=$(kubectl -n kubevirt get lease vmgate-controller -o 'jsonpath={.spec.holderIdentity}')
+  [[ -n $now && $now != "$holder" ]]
+}
+check "the other replica takes the Lease over within 30 s" wait_until 30 taken_over
+boot_and_delete after-failover u1.nano cirros BIOS
+
+check "helm uninstall" helm uninstall vmgate -n kubevirt --wait --timeout 3m
+# shellcheck disable=SC2016 # expanded by the inner shell
+check "no launcher pod left" bash -c '[[ -z $(kubectl get pods -A -l kubevirt.io=virt-launcher -o name) ]]'
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
