@@ -121,6 +121,21 @@ Action remove_finalizer(const json::Value& object, std::string kind_name,
   return out;
 }
 
+// The VMI's phase is written by two parties: the controller (from the pod) and the node agent
+// (from the launcher). A phase the controller derived from a VMI it saw is only right for that
+// VMI: the resourceVersion it saw makes the merge patch a precondition (409 when the node agent
+// wrote Running meanwhile, and the next plan sees that), so "forward only" holds on the server,
+// not just in the controller's cache.
+void seen_version(json::Document& patch, const json::Value& vmi) {
+  const json::Value* metadata = json::find_object(vmi, "metadata");
+  const std::string_view version =
+      metadata == nullptr ? std::string_view() : json::find_string(*metadata, "resourceVersion");
+  if (!version.empty()) {
+    auto& a = patch.GetAllocator();
+    json::set_string(json::ensure_object(patch, "metadata", a), "resourceVersion", version, a);
+  }
+}
+
 // The VMI phase its pod implies, moving forward only: the launcher writes Running, Succeeded and
 // Failed itself; the controller writes Scheduling (a pod exists), Scheduled (the pod runs) and
 // Failed (the pod ended, or vanished, before the VMI reached a final phase).
@@ -468,6 +483,7 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
       actions.push_back(std::move(create));
       Action patch = action(ActionKind::patch_vmi, "VirtualMachineInstance", *vmi, "launcher pod created: Scheduling");
       auto& a = patch.body.GetAllocator();
+      seen_version(patch.body, *vmi);
       json::set_string(json::ensure_object(patch.body, "status", a), "phase", "Scheduling", a);
       actions.push_back(std::move(patch));
       continue;
@@ -477,6 +493,7 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
                             pod == nullptr ? "launcher pod gone: " + std::string(phase)
                                            : "launcher pod " + std::string(phase_of(*pod)) + ": " + std::string(phase));
       auto& a = patch.body.GetAllocator();
+      seen_version(patch.body, *vmi);
       json::Value& status = json::ensure_object(patch.body, "status", a);
       json::set_string(status, "phase", phase, a);
       if (phase == "Failed") {

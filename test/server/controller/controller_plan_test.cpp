@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "support/json_test_support.hpp"
@@ -311,6 +312,23 @@ TEST(Plan, ManualAndHaltedNeverStart) {
     EXPECT_TRUE(world.vmis.empty()) << strategy;
     EXPECT_EQ(world.vm_status(), "Stopped") << strategy;
   }
+}
+
+TEST(Plan, APhasePatchIsConditionalOnTheVmiItSaw) {
+  // The node agent writes Running from the launcher while the controller plans on its cache: the
+  // controller's Scheduled must not overwrite it, so its patch carries the resourceVersion it saw.
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("running":true)"));
+  world.settle(settings());
+  world.set_pod_phase("Running");
+  json::Document& vmi = world.vmis.begin()->second;
+  json::set_string(vmi["metadata"], "resourceVersion", "4711", vmi.GetAllocator());
+  const std::vector<Action> actions = plan(world.state(), settings());
+  const auto patch = std::find_if(actions.begin(), actions.end(),
+                                  [](const Action& action) { return action.kind == ActionKind::patch_vmi; });
+  ASSERT_NE(patch, actions.end());
+  EXPECT_EQ(text(patch->body, "/status/phase"), "Scheduled");
+  EXPECT_EQ(text(patch->body, "/metadata/resourceVersion"), "4711");
 }
 
 TEST(Plan, PodPhasesMoveTheVmiForwardOnly) {
