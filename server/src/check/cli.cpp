@@ -11,7 +11,7 @@
 
 #include "vmgate/server/certs_command.hpp"
 #include "vmgate/server/certs_options.hpp"
-#include "vmgate/server/controller_command.hpp"
+#include "vmgate/controller/controller_command.hpp"
 #include "vmgate/server/check_command.hpp"
 #include "vmgate/server/check_options.hpp"
 #include "vmgate/server/kubectl_plugin.hpp"

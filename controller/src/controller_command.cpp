@@ -1,7 +1,7 @@
 // `vmgate controller`: the executor around the pure planner (controller_plan.hpp) and the lease
 // decisions (controller_lease.hpp), in the shape of `vmgate certs`: informers feed a plan, the
 // plan's writes go to the API while this replica leads, each write logged as one JSON line.
-#include "vmgate/server/controller_command.hpp"
+#include "vmgate/controller/controller_command.hpp"
 
 #include <unistd.h>
 
@@ -20,9 +20,9 @@
 #include "vmgate/kube/watch_cache.hpp"
 #include "vmgate/server/access_log.hpp"
 #include "vmgate/server/stop_signal.hpp"
-#include "vmgate/server/controller_lease.hpp"
-#include "vmgate/server/controller_plan.hpp"
-#include "vmgate/server/controller_throttle.hpp"
+#include "vmgate/controller/controller_lease.hpp"
+#include "vmgate/controller/controller_plan.hpp"
+#include "vmgate/controller/controller_throttle.hpp"
 
 namespace vmgate::controller {
 namespace {

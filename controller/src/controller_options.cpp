@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "vmgate/common/options.hpp"
-#include "vmgate/server/controller_command.hpp"
+#include "vmgate/controller/controller_command.hpp"
 #include "vmgate/server/go_duration.hpp"
 
 namespace vmgate::controller {
