@@ -1,4 +1,4 @@
-#include "vmgate/server/cli.hpp"
+#include "vmgate/cmd/cli.hpp"
 
 #include <unistd.h>
 
