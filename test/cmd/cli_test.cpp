@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/check_test_support.hpp"
@@ -29,13 +30,14 @@ struct Ran {
   std::string err;
 };
 
-Ran vmgate(std::vector<std::string> args, const std::string& input = "", bool color = false) {
+Ran vmgate(std::vector<std::string> args, const std::string& input = "", bool color = false,
+           Frontend frontend = Frontend::vmgate) {
   std::vector<std::string_view> views(args.begin(), args.end());
   std::istringstream in(input);
   std::ostringstream out;
   std::ostringstream err;
   Ran ran;
-  ran.status = run(views, Console{in, out, err, color});
+  ran.status = run(views, Console{in, out, err, color}, frontend);
   ran.out = out.str();
   ran.err = err.str();
   return ran;
@@ -334,15 +336,7 @@ TEST(Cli, NamespaceOption) {
 
 // Through the dispatcher as the kubectl plugin: usage, hints and kubectl's default kubeconfig.
 Ran plugin(std::vector<std::string> args) {
-  std::vector<std::string_view> views(args.begin(), args.end());
-  std::istringstream in;
-  std::ostringstream out;
-  std::ostringstream err;
-  Ran ran;
-  ran.status = run(views, Console{in, out, err, false}, Frontend::kubectl_plugin);
-  ran.out = out.str();
-  ran.err = err.str();
-  return ran;
+  return vmgate(std::move(args), "", false, Frontend::kubectl_plugin);
 }
 
 TEST(KubectlPlugin, UsageSaysKubectlVmgate) {
