@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "vmgate/controller/controller_command.hpp"
 #include "vmgate/server/certs_command.hpp"
 #include "vmgate/server/certs_options.hpp"
-#include "vmgate/controller/controller_command.hpp"
 #include "vmgate/server/check_command.hpp"
 #include "vmgate/server/check_options.hpp"
 #include "vmgate/server/kubectl_plugin.hpp"
