@@ -75,7 +75,7 @@ check "at least two usable CPU models" test "${#models[@]}" -ge 2
 model_a=${models[0]}
 model_b=${models[1]}
 
-# The selectors vmgate controller renders (server/src/controller/controller_pod.cpp node_selectors
+# The selectors vmgate controller renders (controller/src/controller_pod.cpp node_selectors
 # and the affinity): host-model (the default CPU) → schedulable, the machine type admission
 # defaults (q35) and DoesNotExist on obsolete-host-model; an explicit model → its cpu-model label.
 host_model_selector='kubevirt.io/schedulable=true,machine-type.node.kubevirt.io/q35=true,!node-labeller.kubevirt.io/obsolete-host-model'

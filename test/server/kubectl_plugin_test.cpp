@@ -4,16 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "vmgate/server/check_options.hpp"
-#include "vmgate/server/cli.hpp"
 
 namespace vmgate::cli {
 namespace {
@@ -106,85 +102,6 @@ TEST(KubectlPlugin, NamespaceFromContextUnlessGiven) {
   EXPECT_FALSE(parse({"-f", "vm.yaml", "--objects", "c/"}, Frontend::kubectl_plugin)->namespace_from_context);
   // `vmgate check` keeps "default" whatever the kubeconfig says.
   EXPECT_FALSE(parse({"-f", "vm.yaml", "--kubeconfig", "k"}, Frontend::vmgate)->namespace_from_context);
-}
-
-struct Ran {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-Ran plugin(std::vector<std::string> args) {
-  std::vector<std::string_view> views(args.begin(), args.end());
-  std::istringstream in;
-  std::ostringstream out;
-  std::ostringstream err;
-  Ran ran;
-  ran.status = run(views, Console{in, out, err, false}, Frontend::kubectl_plugin);
-  ran.out = out.str();
-  ran.err = err.str();
-  return ran;
-}
-
-TEST(KubectlPlugin, UsageSaysKubectlVmgate) {
-  const Ran help = plugin({"--help"});
-  EXPECT_EQ(help.status, 0);
-  EXPECT_EQ(help.out.rfind("kubectl vmgate: ", 0), 0U) << help.out;
-  EXPECT_EQ(help.out.find("  vmgate "), std::string::npos) << help.out;  // no usage line of plain vmgate
-
-  const Ran check_help = plugin({"check", "--help"});
-  EXPECT_EQ(check_help.status, 0);
-  EXPECT_EQ(check_help.out.rfind("Usage: kubectl vmgate check ", 0), 0U) << check_help.out;
-  EXPECT_NE(check_help.out.find("~/.kube/config"), std::string::npos);
-  // The second usage line stays under the first option.
-  EXPECT_NE(check_help.out.find("\n                            [--operation"), std::string::npos) << check_help.out;
-  EXPECT_EQ(check_usage(Frontend::vmgate).find("kubectl vmgate"), std::string::npos);
-  EXPECT_EQ(check_usage(Frontend::vmgate).find("~/.kube/config"), std::string::npos);
-
-  const Ran bad = plugin({"check", "--bogus"});
-  EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.err.find("See 'kubectl vmgate check --help'."), std::string::npos) << bad.err;
-  const Ran unknown = plugin({"frobnicate"});
-  EXPECT_NE(unknown.err.find("See 'kubectl vmgate --help'."), std::string::npos) << unknown.err;
-  const Ran none = plugin({});
-  EXPECT_EQ(none.status, 2);
-  EXPECT_EQ(none.err, usage(Frontend::kubectl_plugin));
-}
-
-// The environment is the process's: this test sets KUBECONFIG and puts it back.
-class PluginEnvironment : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (const char* value = std::getenv("KUBECONFIG")) {
-      saved_ = value;
-    }
-  }
-  void TearDown() override {
-    if (saved_) {
-      ::setenv("KUBECONFIG", saved_->c_str(), 1);
-    } else {
-      ::unsetenv("KUBECONFIG");
-    }
-  }
-
- private:
-  std::optional<std::string> saved_;
-};
-
-TEST_F(PluginEnvironment, CheckWithoutKubeconfigNamesTheFileLookedFor) {
-  const std::string missing = ::testing::TempDir() + "vmgate-no-such-kubeconfig";
-  ::setenv("KUBECONFIG", missing.c_str(), 1);
-  const std::string vm = std::string(VMGATE_SOURCE_DIR) + "/test/fixtures/check/vm.yaml";
-  const Ran ran = plugin({"check", "-f", vm});
-  EXPECT_EQ(ran.status, 2);
-  EXPECT_TRUE(ran.out.empty());
-  EXPECT_NE(ran.err.find("KUBECONFIG=" + missing + " does not exist"), std::string::npos) << ran.err;
-
-  // --objects needs no kubeconfig, as a plain `vmgate check`.
-  const std::string cluster = std::string(VMGATE_SOURCE_DIR) + "/test/fixtures/check/cluster";
-  const Ran offline = plugin({"check", "-f", vm, "--objects", cluster});
-  EXPECT_NE(offline.status, 2) << offline.err;
-  EXPECT_FALSE(offline.out.empty());
 }
 
 }  // namespace

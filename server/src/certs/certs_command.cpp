@@ -10,8 +10,8 @@
 
 #include "vmgate/kube/api_client.hpp"
 #include "vmgate/kube/client_config.hpp"
-#include "vmgate/server/access_log.hpp"
-#include "vmgate/server/stop_signal.hpp"
+#include "vmgate/kube/log_line.hpp"
+#include "vmgate/kube/stop_signal.hpp"
 #include "vmgate/server/certs_objects.hpp"
 #include "vmgate/server/certs_options.hpp"
 #include "vmgate/server/certs_plan.hpp"
@@ -43,14 +43,14 @@ std::int64_t unix_now() {
 
 class Log {
  public:
-  explicit Log(serve::LogSink& sink) : sink_(sink) {}
+  explicit Log(kube::LogSink& sink) : sink_(sink) {}
   void operator()(std::string_view level, std::string_view message, const Fields& fields = {}) {
     std::vector<std::pair<std::string_view, std::string_view>> views(fields.begin(), fields.end());
-    sink_.write_now(serve::event_line(std::chrono::system_clock::now(), level, message, views));
+    sink_.write_now(kube::event_line(std::chrono::system_clock::now(), level, message, views));
   }
 
  private:
-  serve::LogSink& sink_;
+  kube::LogSink& sink_;
 };
 
 std::string joined(const std::vector<std::string>& parts, std::string_view separator = "; ") {
@@ -471,13 +471,13 @@ int run_certs(std::span<const std::string_view> args, std::ostream& out, std::os
     err << "error: " << api.error().message << '\n';
     return exit_usage;
   }
-  serve::LogSink sink(STDERR_FILENO);
+  kube::LogSink sink(STDERR_FILENO);
   Log log(sink);
   for (const std::string& warning : config->warnings) {
     log("warning", "kubeconfig", {{"warning", warning}});
   }
   // Continuous mode wakes early on SIGTERM; --once keeps the default signal handling.
-  std::optional<serve::StopSignal> stop;
+  std::optional<kube::StopSignal> stop;
   Reconciler reconciler(**api, options, log, [&stop](std::chrono::milliseconds interval) {
     if (stop) {
       return !stop->wait(interval);

@@ -2,7 +2,7 @@
 
 #include "vmgate/admission/validation/dns1123.hpp"
 #include "vmgate/common/options.hpp"
-#include "vmgate/server/go_duration.hpp"
+#include "vmgate/kube/go_duration.hpp"
 
 namespace vmgate::certs {
 
@@ -169,7 +169,7 @@ Result<CertsOptions> parse_certs_options(std::span<const std::string_view> args)
       case Option::cert_duration:
       case Option::renew_before:
       case Option::check_interval: {
-        Result<std::chrono::nanoseconds> duration = serve::parse_duration_option(name, text, false);
+        Result<std::chrono::nanoseconds> duration = kube::parse_duration_option(name, text, false);
         if (!duration) {
           return duration.error();
         }

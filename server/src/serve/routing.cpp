@@ -1,6 +1,6 @@
 #include "vmgate/server/routing.hpp"
 
-#include "vmgate/server/go_duration.hpp"
+#include "vmgate/kube/go_duration.hpp"
 
 namespace vmgate::serve {
 
@@ -115,6 +115,28 @@ webhook::HttpAnswer answer_health(std::string_view method, std::string_view targ
     return text_answer(503, std::move(body));
   }
   return text_answer(200, "ok\n");
+}
+
+Result<std::optional<std::chrono::nanoseconds>> timeout_parameter(std::string_view target) {
+  const std::size_t question = target.find('?');
+  if (question == std::string_view::npos) {
+    return std::optional<std::chrono::nanoseconds>{};
+  }
+  std::string_view query = target.substr(question + 1);
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (pair.starts_with("timeout=")) {
+      const std::string_view value = pair.substr(std::string_view("timeout=").size());
+      Result<std::chrono::nanoseconds> parsed = kube::parse_go_duration(value);
+      if (!parsed) {
+        return Error{"query parameter timeout: " + parsed.error().message};
+      }
+      return std::optional<std::chrono::nanoseconds>{*parsed};
+    }
+  }
+  return std::optional<std::chrono::nanoseconds>{};
 }
 
 }  // namespace vmgate::serve

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "vmgate/kube/client_config.hpp"
-#include "vmgate/server/access_log.hpp"
+#include "vmgate/kube/log_line.hpp"
 #include "vmgate/server/api_cluster_source.hpp"
 #include "vmgate/server/metrics.hpp"
 #include "vmgate/server/request_time.hpp"
@@ -131,9 +131,9 @@ std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-void log_event(LogSink& log, std::string_view level, std::string_view message,
+void log_event(kube::LogSink& log, std::string_view level, std::string_view message,
                std::initializer_list<std::pair<std::string_view, std::string_view>> fields = {}) {
-  log.write_now(event_line(std::chrono::system_clock::now(), level, message, fields));
+  log.write_now(kube::event_line(std::chrono::system_clock::now(), level, message, fields));
 }
 
 // The Kubernetes API when --kubeconfig is given or vmgate runs in a pod (and --objects is not
@@ -158,7 +158,7 @@ Result<std::optional<kube::ClientConfig>> api_config(const ServeOptions& options
 }
 
 Result<std::unique_ptr<ClusterSource>> open_cluster(const ServeOptions& options, const admission::Pipeline& pipeline,
-                                                    LogSink& log) {
+                                                    kube::LogSink& log) {
   Result<std::optional<kube::ClientConfig>> api = api_config(options);
   if (!api) {
     return api.error();
@@ -171,7 +171,7 @@ Result<std::unique_ptr<ClusterSource>> open_cluster(const ServeOptions& options,
     kube::CacheLog cache_log = [&log](std::string_view level, std::string_view message,
                                       const std::vector<std::pair<std::string, std::string>>& fields) {
       std::vector<std::pair<std::string_view, std::string_view>> views(fields.begin(), fields.end());
-      log.write_now(event_line(std::chrono::system_clock::now(), level, message, views));
+      log.write_now(kube::event_line(std::chrono::system_clock::now(), level, message, views));
     };
     kube::CacheTuning tuning;
     tuning.watch_idle = options.watch_idle;
@@ -229,10 +229,10 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
     options.threads = usable_cpus();
   }
 
-  LogSink log(STDERR_FILENO);
+  kube::LogSink log(STDERR_FILENO);
   auto event = [&log](std::string_view level, std::string_view message,
                       std::initializer_list<std::pair<std::string_view, std::string_view>> fields = {}) {
-    log.write_now(event_line(std::chrono::system_clock::now(), level, message, fields));
+    log.write_now(kube::event_line(std::chrono::system_clock::now(), level, message, fields));
   };
 
   if (descriptors.error != 0) {

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "vmgate/common/options.hpp"
-#include "vmgate/server/go_duration.hpp"
+#include "vmgate/kube/go_duration.hpp"
 
 namespace vmgate::serve {
 
@@ -340,7 +340,7 @@ Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args,
       case Option::idle_timeout: {
         const bool zero_allowed =
             option == Option::shutdown_delay || option == Option::grace_period || option == Option::cache_sync_timeout;
-        Result<std::chrono::nanoseconds> duration = parse_duration_option(name, text, zero_allowed);
+        Result<std::chrono::nanoseconds> duration = kube::parse_duration_option(name, text, zero_allowed);
         if (!duration) {
           return duration.error();
         }

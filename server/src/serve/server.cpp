@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "vmgate/server/access_log.hpp"
 #include "vmgate/server/routing.hpp"
 
 namespace vmgate::serve {
@@ -197,7 +198,7 @@ struct ServerState {
 
   void log_event(std::string_view level, std::string_view message,
                  std::initializer_list<std::pair<std::string_view, std::string_view>> fields = {}) {
-    parts.log.write_now(event_line(std::chrono::system_clock::now(), level, message, fields));
+    parts.log.write_now(kube::event_line(std::chrono::system_clock::now(), level, message, fields));
   }
 
   std::shared_ptr<ssl::context> current_tls_context();

@@ -1,8 +1,6 @@
 #include "vmgate/server/access_log.hpp"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include "support/json_test_support.hpp"
 
@@ -38,34 +36,6 @@ TEST(AccessLog, RefusedBodyCarriesTheError) {
   const json::Document parsed = testing::parse(line);
   EXPECT_EQ(testing::text(parsed, "/decision"), "error");
   EXPECT_EQ(testing::text(parsed, "/error"), "cannot decode the request body: \x01");
-}
-
-TEST(AccessLog, EventLine) {
-  EXPECT_EQ(event_line(at, "warning", "certificate reload", {{"result", "bad"}}),
-            R"({"ts":1795000000.123456,"level":"warning","msg":"certificate reload","result":"bad"})"
-            "\n");
-}
-
-TEST(AccessLog, SinkWritesWholeLinesInOrder) {
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  {
-    LogSink sink(fds[1]);
-    sink.write("one\n");
-    sink.write("two\n");
-    sink.write_now("three\n");
-  }
-  ::close(fds[1]);
-  char buffer[64] = {};
-  const ssize_t got = ::read(fds[0], buffer, sizeof(buffer));
-  ::close(fds[0]);
-  EXPECT_EQ(std::string(buffer, static_cast<std::size_t>(got)), "one\ntwo\nthree\n");
-}
-
-TEST(AccessLog, ClosedDescriptorIsNotAnError) {
-  LogSink sink(-1);
-  sink.write_now("lost\n");  // must not throw or block
-  SUCCEED();
 }
 
 }  // namespace

@@ -87,5 +87,16 @@ TEST(Routing, HealthPort) {
   EXPECT_TRUE(answer_health("GET", "/metrics", ready, metrics, "extra_family 1\n").body.ends_with("extra_family 1\n"));
 }
 
+TEST(Routing, TimeoutParameterOfARequestTarget) {
+  EXPECT_FALSE(timeout_parameter("/virtualmachines-mutate")->has_value());
+  EXPECT_FALSE(timeout_parameter("/virtualmachines-mutate?dryRun=All")->has_value());
+  EXPECT_EQ(timeout_parameter("/virtualmachines-mutate?timeout=10s")->value().count(), 10'000'000'000);
+  EXPECT_EQ(timeout_parameter("/x?a=b&timeout=500ms&c")->value().count(), 500'000'000);
+  const auto bad = timeout_parameter("/x?timeout=10");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "query parameter timeout: missing or unknown unit in duration \"10\" (valid units: ns, us, ms, s, m, h)");
+}
+
 }  // namespace
 }  // namespace vmgate::serve

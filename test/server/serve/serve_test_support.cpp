@@ -94,7 +94,7 @@ TestServer::TestServer(serve::ServeOptions options) : options_(std::move(options
     throw std::runtime_error(loaded.error().message);
   }
   log_fd_ = ::open((log_directory_.path() / "log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  log_ = std::make_unique<serve::LogSink>(log_fd_);
+  log_ = std::make_unique<kube::LogSink>(log_fd_);
   webhook::ReviewOptions review_options;
   Result<std::unique_ptr<serve::Server>> server = serve::Server::bind(
       serve::ServerParts{options_, pipeline_, *certificates_, *cluster_, metrics_, *log_, review_options});

@@ -20,7 +20,7 @@
 #include "support/temporary_directory.hpp"
 #include "vmgate/admission/pipeline.hpp"
 #include "vmgate/common/result.hpp"
-#include "vmgate/server/access_log.hpp"
+#include "vmgate/kube/log_line.hpp"
 #include "vmgate/server/metrics.hpp"
 #include "vmgate/server/serve_options.hpp"
 #include "vmgate/server/server.hpp"
@@ -74,7 +74,7 @@ class TestServer {
   serve::Metrics metrics_;
   TemporaryDirectory log_directory_;
   int log_fd_ = -1;
-  std::unique_ptr<serve::LogSink> log_;
+  std::unique_ptr<kube::LogSink> log_;
   std::unique_ptr<serve::Server> server_;
   std::thread thread_;
   std::uint16_t port_ = 0;

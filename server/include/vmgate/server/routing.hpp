@@ -9,10 +9,15 @@
 #include <string_view>
 #include <variant>
 
+#include "vmgate/common/result.hpp"
 #include "vmgate/server/admission_review.hpp"
 #include "vmgate/server/metrics.hpp"
 
 namespace vmgate::serve {
+
+/// The value of the `timeout` query parameter of a request-target ("/path?timeout=10s"):
+/// nullopt when absent; an error when present but not a duration (named in the message).
+Result<std::optional<std::chrono::nanoseconds>> timeout_parameter(std::string_view target);
 
 /// The parts of an HTTP request header the routing reads.
 struct RequestHead {

@@ -14,7 +14,7 @@
 
 #include "vmgate/admission/pipeline.hpp"
 #include "vmgate/common/result.hpp"
-#include "vmgate/server/access_log.hpp"
+#include "vmgate/kube/log_line.hpp"
 #include "vmgate/server/admission_review.hpp"
 #include "vmgate/server/metrics.hpp"
 #include "vmgate/server/serve_options.hpp"
@@ -29,7 +29,7 @@ struct ServerParts {
   CertificateSource& certificates;  // loaded before the server starts
   ClusterSource& cluster;           // loaded before the server starts
   Metrics& metrics;
-  LogSink& log;
+  kube::LogSink& log;
   webhook::ReviewOptions review_options;
 };
 

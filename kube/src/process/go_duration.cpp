@@ -1,12 +1,12 @@
 // Go's time.ParseDuration (src/time/format.go), without the sign: timeouts are never negative.
-#include "vmgate/server/go_duration.hpp"
+#include "vmgate/kube/go_duration.hpp"
 
 #include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
 
-namespace vmgate::serve {
+namespace vmgate::kube {
 
 namespace {
 
@@ -112,28 +112,6 @@ Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text) {
   return std::chrono::nanoseconds{static_cast<std::int64_t>(total)};
 }
 
-Result<std::optional<std::chrono::nanoseconds>> timeout_parameter(std::string_view target) {
-  const std::size_t question = target.find('?');
-  if (question == std::string_view::npos) {
-    return std::optional<std::chrono::nanoseconds>{};
-  }
-  std::string_view query = target.substr(question + 1);
-  while (!query.empty()) {
-    const std::size_t amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (pair.starts_with("timeout=")) {
-      const std::string_view value = pair.substr(std::string_view("timeout=").size());
-      Result<std::chrono::nanoseconds> parsed = parse_go_duration(value);
-      if (!parsed) {
-        return Error{"query parameter timeout: " + parsed.error().message};
-      }
-      return std::optional<std::chrono::nanoseconds>{*parsed};
-    }
-  }
-  return std::optional<std::chrono::nanoseconds>{};
-}
-
 Result<std::chrono::nanoseconds> parse_duration_option(std::string_view name, std::string_view text,
                                                        bool zero_allowed) {
   Result<std::chrono::nanoseconds> parsed = parse_go_duration(text);
@@ -146,4 +124,4 @@ Result<std::chrono::nanoseconds> parse_duration_option(std::string_view name, st
   return *parsed;
 }
 
-}  // namespace vmgate::serve
+}  // namespace vmgate::kube

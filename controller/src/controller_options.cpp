@@ -2,8 +2,8 @@
 #include <algorithm>
 
 #include "vmgate/common/options.hpp"
-#include "vmgate/server/controller_command.hpp"
-#include "vmgate/server/go_duration.hpp"
+#include "vmgate/controller/controller_command.hpp"
+#include "vmgate/kube/go_duration.hpp"
 
 namespace vmgate::controller {
 namespace {
@@ -92,7 +92,7 @@ static_assert(common::every_option_declared(specs), "every Option is declared");
 // A duration option no shorter than `minimum` (a resync or lease too short to mean anything).
 Result<std::chrono::milliseconds> duration_option(std::string_view name, std::string_view text,
                                                   std::chrono::milliseconds minimum) {
-  Result<std::chrono::nanoseconds> parsed = serve::parse_duration_option(name, text, false);
+  Result<std::chrono::nanoseconds> parsed = kube::parse_duration_option(name, text, false);
   if (!parsed) {
     return parsed.error();
   }

@@ -1,8 +1,8 @@
-#include "vmgate/server/go_duration.hpp"
+#include "vmgate/kube/go_duration.hpp"
 
 #include <gtest/gtest.h>
 
-namespace vmgate::serve {
+namespace vmgate::kube {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -50,16 +50,5 @@ TEST(GoDuration, RefusedLikeGo) {
             "missing or unknown unit in duration \"10\" (valid units: ns, us, ms, s, m, h)");
 }
 
-TEST(GoDuration, TimeoutParameterOfARequestTarget) {
-  EXPECT_FALSE(timeout_parameter("/virtualmachines-mutate")->has_value());
-  EXPECT_FALSE(timeout_parameter("/virtualmachines-mutate?dryRun=All")->has_value());
-  EXPECT_EQ(timeout_parameter("/virtualmachines-mutate?timeout=10s")->value().count(), 10'000'000'000);
-  EXPECT_EQ(timeout_parameter("/x?a=b&timeout=500ms&c")->value().count(), 500'000'000);
-  const auto bad = timeout_parameter("/x?timeout=10");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message,
-            "query parameter timeout: missing or unknown unit in duration \"10\" (valid units: ns, us, ms, s, m, h)");
-}
-
 }  // namespace
-}  // namespace vmgate::serve
+}  // namespace vmgate::kube

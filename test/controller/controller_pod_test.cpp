@@ -1,7 +1,7 @@
 // The launcher pod against KubeVirt's template rules, field by field, with the figures worked
 // out by hand from pkg/virt-controller/services (template.go, renderresources.go,
 // nodeselectorrenderer.go, rendervolumes.go) and pkg/hypervisor/kvm GetMemoryOverhead.
-#include "vmgate/server/controller_pod.hpp"
+#include "vmgate/controller/controller_pod.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Leader election decisions: who may write the Lease, and what it then says.
-#include "vmgate/server/controller_lease.hpp"
+#include "vmgate/controller/controller_lease.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "vmgate/server/cli.hpp"
+#include "vmgate/cmd/cli.hpp"
 
 #include <unistd.h>
 
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "vmgate/controller/controller_command.hpp"
 #include "vmgate/server/certs_command.hpp"
 #include "vmgate/server/certs_options.hpp"
-#include "vmgate/server/controller_command.hpp"
 #include "vmgate/server/check_command.hpp"
 #include "vmgate/server/check_options.hpp"
 #include "vmgate/server/kubectl_plugin.hpp"

@@ -1,7 +1,7 @@
 // The controller's reconcile decisions: run strategies (vm.go syncRunStrategy), the VMI's phase
 // from its pod (watch/vmi), the VM's printableStatus (vm.go setPrintableStatus), and the deletes
 // that leave no pod or VMI without its owner.
-#include "vmgate/server/controller_plan.hpp"
+#include "vmgate/controller/controller_plan.hpp"
 
 #include <algorithm>
 #include <cstdlib>

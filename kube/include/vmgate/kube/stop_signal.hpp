@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-namespace vmgate::serve {
+namespace vmgate::kube {
 
 class StopSignal {
  public:
@@ -36,4 +36,4 @@ class StopSignal {
   std::thread thread_;
 };
 
-}  // namespace vmgate::serve
+}  // namespace vmgate::kube

@@ -1,6 +1,6 @@
 // The launcher pod of a VMI: KubeVirt's renderLaunchManifest field by field, for the fields a
 // vmgate-launcher pod uses (docs/controller.md lists what is left out and why).
-#include "vmgate/server/controller_pod.hpp"
+#include "vmgate/controller/controller_pod.hpp"
 
 #include <openssl/sha.h>  // pure: SHA1 of the VMI name, as KubeVirt's CalculateVirtualMachineInstanceID
 

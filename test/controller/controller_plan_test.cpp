@@ -2,7 +2,7 @@
 // deletes that leave nothing orphaned. A small simulated API applies each plan's writes (as the
 // executor would, with an apiserver that has no garbage collector, like tools/testenv), so the
 // life of a VM is followed from apply to delete.
-#include "vmgate/server/controller_plan.hpp"
+#include "vmgate/controller/controller_plan.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "vmgate/server/controller_throttle.hpp"
+#include "vmgate/controller/controller_throttle.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // Leader election decisions (controller_lease.hpp), after client-go
 // tools/leaderelection/leaderelection.go tryAcquireOrRenew and release.
-#include "vmgate/server/controller_lease.hpp"
+#include "vmgate/controller/controller_lease.hpp"
 
 namespace vmgate::controller {
 

@@ -15,7 +15,7 @@
 
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/result.hpp"
-#include "vmgate/server/controller_pod.hpp"
+#include "vmgate/controller/controller_pod.hpp"
 
 namespace vmgate::controller {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "vmgate/common/result.hpp"
-#include "vmgate/server/controller_pod.hpp"
+#include "vmgate/controller/controller_pod.hpp"
 
 namespace vmgate::controller {
 

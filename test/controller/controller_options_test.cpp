@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "vmgate/server/controller_command.hpp"
+#include "vmgate/controller/controller_command.hpp"
 
 namespace vmgate::controller {
 namespace {

@@ -2,12 +2,11 @@
 // Go's time.ParseDuration, which is how kube-apiserver writes `?timeout=` (client-go
 // rest.Request.Timeout: "10s") and how vmgate's duration options read. Pure; thread-safe.
 #include <chrono>
-#include <optional>
 #include <string_view>
 
 #include "vmgate/common/result.hpp"
 
-namespace vmgate::serve {
+namespace vmgate::kube {
 
 /// "300ms", "1.5s", "2m30s", "1h", "0": a sequence of decimal numbers, each with an optional
 /// fraction and a unit (ns, us, µs, ms, s, m, h). Negative durations are refused (a timeout
@@ -18,8 +17,4 @@ Result<std::chrono::nanoseconds> parse_go_duration(std::string_view text);
 /// 10s, 500ms, 2m)", and "--NAME must be longer than 0" for a zero unless `zero_allowed`.
 Result<std::chrono::nanoseconds> parse_duration_option(std::string_view name, std::string_view text, bool zero_allowed);
 
-/// The value of the `timeout` query parameter of a request-target ("/path?timeout=10s"):
-/// nullopt when absent; an error when present but not a duration (named in the message).
-Result<std::optional<std::chrono::nanoseconds>> timeout_parameter(std::string_view target);
-
-}  // namespace vmgate::serve
+}  // namespace vmgate::kube

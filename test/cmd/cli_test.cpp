@@ -1,20 +1,23 @@
 // In-process tests of `vmgate` (vmgate::cli::run with injected streams).
-#include "vmgate/server/certs_options.hpp"
-#include "vmgate/server/cli.hpp"
-#include "vmgate/server/serve_options.hpp"
+#include "vmgate/cmd/cli.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/check_test_support.hpp"
 #include "support/json_test_support.hpp"
 #include "vmgate/common/json_decode.hpp"
 #include "vmgate/kube/yaml_json.hpp"
+#include "vmgate/server/certs_options.hpp"
+#include "vmgate/server/check_options.hpp"
+#include "vmgate/server/serve_options.hpp"
 
 namespace vmgate::cli {
 namespace {
@@ -27,13 +30,14 @@ struct Ran {
   std::string err;
 };
 
-Ran vmgate(std::vector<std::string> args, const std::string& input = "", bool color = false) {
+Ran vmgate(std::vector<std::string> args, const std::string& input = "", bool color = false,
+           Frontend frontend = Frontend::vmgate) {
   std::vector<std::string_view> views(args.begin(), args.end());
   std::istringstream in(input);
   std::ostringstream out;
   std::ostringstream err;
   Ran ran;
-  ran.status = run(views, Console{in, out, err, color});
+  ran.status = run(views, Console{in, out, err, color}, frontend);
   ran.out = out.str();
   ran.err = err.str();
   return ran;
@@ -328,6 +332,72 @@ TEST(Cli, NamespaceOption) {
   ASSERT_TRUE(report.ok()) << ran.err;
   EXPECT_EQ(json::find_string((*report)["results"][0], "namespace"), "team-b");  // from --namespace
   EXPECT_EQ(json::find_string((*report)["results"][1], "namespace"), "team-a");  // from metadata
+}
+
+// Through the dispatcher as the kubectl plugin: usage, hints and kubectl's default kubeconfig.
+Ran plugin(std::vector<std::string> args) {
+  return vmgate(std::move(args), "", false, Frontend::kubectl_plugin);
+}
+
+TEST(KubectlPlugin, UsageSaysKubectlVmgate) {
+  const Ran help = plugin({"--help"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_EQ(help.out.rfind("kubectl vmgate: ", 0), 0U) << help.out;
+  EXPECT_EQ(help.out.find("  vmgate "), std::string::npos) << help.out;  // no usage line of plain vmgate
+
+  const Ran check_help = plugin({"check", "--help"});
+  EXPECT_EQ(check_help.status, 0);
+  EXPECT_EQ(check_help.out.rfind("Usage: kubectl vmgate check ", 0), 0U) << check_help.out;
+  EXPECT_NE(check_help.out.find("~/.kube/config"), std::string::npos);
+  // The second usage line stays under the first option.
+  EXPECT_NE(check_help.out.find("\n                            [--operation"), std::string::npos) << check_help.out;
+  EXPECT_EQ(check_usage(Frontend::vmgate).find("kubectl vmgate"), std::string::npos);
+  EXPECT_EQ(check_usage(Frontend::vmgate).find("~/.kube/config"), std::string::npos);
+
+  const Ran bad = plugin({"check", "--bogus"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("See 'kubectl vmgate check --help'."), std::string::npos) << bad.err;
+  const Ran unknown = plugin({"frobnicate"});
+  EXPECT_NE(unknown.err.find("See 'kubectl vmgate --help'."), std::string::npos) << unknown.err;
+  const Ran none = plugin({});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_EQ(none.err, usage(Frontend::kubectl_plugin));
+}
+
+// The environment is the process's: this test sets KUBECONFIG and puts it back.
+class PluginEnvironment : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* value = std::getenv("KUBECONFIG")) {
+      saved_ = value;
+    }
+  }
+  void TearDown() override {
+    if (saved_) {
+      ::setenv("KUBECONFIG", saved_->c_str(), 1);
+    } else {
+      ::unsetenv("KUBECONFIG");
+    }
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+TEST_F(PluginEnvironment, CheckWithoutKubeconfigNamesTheFileLookedFor) {
+  const std::string missing = ::testing::TempDir() + "vmgate-no-such-kubeconfig";
+  ::setenv("KUBECONFIG", missing.c_str(), 1);
+  const std::string vm = std::string(VMGATE_SOURCE_DIR) + "/test/fixtures/check/vm.yaml";
+  const Ran ran = plugin({"check", "-f", vm});
+  EXPECT_EQ(ran.status, 2);
+  EXPECT_TRUE(ran.out.empty());
+  EXPECT_NE(ran.err.find("KUBECONFIG=" + missing + " does not exist"), std::string::npos) << ran.err;
+
+  // --objects needs no kubeconfig, as a plain `vmgate check`.
+  const std::string cluster = std::string(VMGATE_SOURCE_DIR) + "/test/fixtures/check/cluster";
+  const Ran offline = plugin({"check", "-f", vm, "--objects", cluster});
+  EXPECT_NE(offline.status, 2) << offline.err;
+  EXPECT_FALSE(offline.out.empty());
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
-#include "vmgate/server/stop_signal.hpp"
+#include "vmgate/kube/stop_signal.hpp"
 
 #include <pthread.h>
 
-namespace vmgate::serve {
+namespace vmgate::kube {
 
 StopSignal::StopSignal(std::function<void()> on_stop) : on_stop_(std::move(on_stop)) {
   sigemptyset(&set_);
@@ -50,4 +50,4 @@ bool StopSignal::stopped() {
   return stopped_;
 }
 
-}  // namespace vmgate::serve
+}  // namespace vmgate::kube

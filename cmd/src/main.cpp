@@ -1,7 +1,7 @@
 // `vmgate`: wires the subcommands; all work is done in the libraries.
 #include <iostream>
 
-#include "vmgate/server/cli.hpp"
+#include "vmgate/cmd/cli.hpp"
 
 int main(int argc, char** argv) {
   return vmgate::cli::run(argc, argv, std::cin, std::cout, std::cerr);

@@ -1,7 +1,7 @@
 // `vmgate controller`: the executor around the pure planner (controller_plan.hpp) and the lease
 // decisions (controller_lease.hpp), in the shape of `vmgate certs`: informers feed a plan, the
 // plan's writes go to the API while this replica leads, each write logged as one JSON line.
-#include "vmgate/server/controller_command.hpp"
+#include "vmgate/controller/controller_command.hpp"
 
 #include <unistd.h>
 
@@ -18,11 +18,11 @@
 #include "vmgate/kube/api_client.hpp"
 #include "vmgate/kube/object_informer.hpp"
 #include "vmgate/kube/watch_cache.hpp"
-#include "vmgate/server/access_log.hpp"
-#include "vmgate/server/stop_signal.hpp"
-#include "vmgate/server/controller_lease.hpp"
-#include "vmgate/server/controller_plan.hpp"
-#include "vmgate/server/controller_throttle.hpp"
+#include "vmgate/kube/log_line.hpp"
+#include "vmgate/kube/stop_signal.hpp"
+#include "vmgate/controller/controller_lease.hpp"
+#include "vmgate/controller/controller_plan.hpp"
+#include "vmgate/controller/controller_throttle.hpp"
 
 namespace vmgate::controller {
 namespace {
@@ -38,18 +38,18 @@ using Fields = std::vector<std::pair<std::string, std::string>>;
 
 class Log {
  public:
-  explicit Log(serve::LogSink& sink) : sink_(sink) {}
+  explicit Log(kube::LogSink& sink) : sink_(sink) {}
   void operator()(std::string_view level, std::string_view message, const Fields& fields = {}) {
     std::vector<std::pair<std::string_view, std::string_view>> views;
     views.reserve(fields.size());
     for (const auto& [key, value] : fields) {
       views.emplace_back(key, value);
     }
-    sink_.write_now(serve::event_line(std::chrono::system_clock::now(), level, message, views));
+    sink_.write_now(kube::event_line(std::chrono::system_clock::now(), level, message, views));
   }
 
  private:
-  serve::LogSink& sink_;
+  kube::LogSink& sink_;
 };
 
 // RFC 3339 UTC, with microseconds when asked (a Lease's MicroTime).
@@ -436,7 +436,7 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     err << "error: " << (writer ? lease_api.error().message : writer.error().message) << '\n';
     return exit_usage;
   }
-  serve::LogSink sink(STDERR_FILENO);
+  kube::LogSink sink(STDERR_FILENO);
   Log log(sink);
   for (const std::string& warning : config->warnings) {
     log("warning", "kubeconfig", {{"warning", warning}});
@@ -484,7 +484,7 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
        {"lease",
         options.lease_name.empty() ? "(none: single replica)" : options.lease_namespace + "/" + options.lease_name},
        {"identity", identity}});
-  serve::StopSignal stop([&wake] { wake.notify(); });
+  kube::StopSignal stop([&wake] { wake.notify(); });
   (*cache)->start();
   for (const auto& informer : informers) {
     informer->start();

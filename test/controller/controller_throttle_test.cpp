@@ -1,7 +1,7 @@
-// WriteThrottle (server/src/controller/controller_throttle.cpp) with an injected clock: the
+// WriteThrottle (controller/src/controller_throttle.cpp) with an injected clock: the
 // backoff after failures in a row and its reset, each key's budget, the shared budget, and the
 // isolation issue's loop (a VM whose writes fail, or succeed, again and again) bounded per minute.
-#include "vmgate/server/controller_throttle.hpp"
+#include "vmgate/controller/controller_throttle.hpp"
 
 #include <gtest/gtest.h>
 

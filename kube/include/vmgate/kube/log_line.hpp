@@ -1,0 +1,75 @@
+#pragma once
+// The log of vmgate's long-running commands (serve, certs, controller): JSON lines in the
+// Kubernetes JSON log shape (`ts` as Unix seconds with a fraction, `level`, `msg`, then the
+// event's keys; docs/webhook.md, "Log lines"), and the sink that writes them. Here rather than
+// in one command's folder because every command logs alike.
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "vmgate/common/json.hpp"
+
+namespace vmgate::kube {
+
+/// One line, built key by key after `ts`, `level` and `msg`; finish() closes it with a line
+/// break. The members are written in the order they are added. Pure; one thread per LogLine.
+class LogLine {
+ public:
+  LogLine(std::chrono::system_clock::time_point now, std::string_view level, std::string_view message);
+  LogLine(const LogLine&) = delete;
+  LogLine& operator=(const LogLine&) = delete;
+
+  // Named by type rather than overloaded: a string literal would otherwise choose the bool.
+  LogLine& text(std::string_view key, std::string_view value);
+  LogLine& flag(std::string_view key, bool value);
+  LogLine& integer(std::string_view key, std::int64_t value);
+  LogLine& number(std::string_view key, double value);
+  std::string finish();
+
+ private:
+  void key(std::string_view name);
+
+  rapidjson::StringBuffer buffer_;
+  rapidjson::Writer<rapidjson::StringBuffer> writer_{buffer_};
+};
+
+/// {"ts":..,"level":<level>,"msg":<message>,<key>:<value>...} and a line break; values are strings.
+/// Pure; thread-safe.
+std::string event_line(std::chrono::system_clock::time_point now, std::string_view level, std::string_view message,
+                       std::span<const std::pair<std::string_view, std::string_view>> fields);
+inline std::string event_line(std::chrono::system_clock::time_point now, std::string_view level,
+                              std::string_view message,
+                              std::initializer_list<std::pair<std::string_view, std::string_view>> fields = {}) {
+  return event_line(now, level, message, std::span(fields.begin(), fields.size()));
+}
+
+/// Where the lines go: a file descriptor (stderr), written in batches so that logging costs
+/// no system call per request. Lines are written whole, in order, at the latest when flush()
+/// is called (the server does every 200 ms and at exit) or 64 KiB are pending.
+/// Thread-safety: every member function may be called from any thread.
+class LogSink {
+ public:
+  explicit LogSink(int fd) : fd_(fd) {}
+  LogSink(const LogSink&) = delete;
+  LogSink& operator=(const LogSink&) = delete;
+  ~LogSink() { flush(); }
+
+  void write(std::string_view line);
+  /// For start-up and errors: written at once.
+  void write_now(std::string_view line);
+  void flush();
+
+ private:
+  void flush_locked();
+
+  int fd_;
+  std::mutex mutex_;
+  std::string pending_;
+};
+
+}  // namespace vmgate::kube
