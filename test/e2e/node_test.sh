@@ -58,7 +58,8 @@ echo "helm install --wait took $((SECONDS - start)) s"
 kubectl -n kubevirt get pods -o wide
 
 labelled() { [[ "$(kubectl get node node0 -o 'jsonpath={.metadata.labels.kubevirt\.io/schedulable}')" == true ]]; }
-devices() { [[ "$(kubectl get node node0 -o 'jsonpath={.status.allocatable.devices\.kubevirt\.io/tun}')" == 1000 ]]; }
+# 1000 units, as the API writes the quantity.
+devices() { [[ "$(kubectl get node node0 -o 'jsonpath={.status.allocatable.devices\.kubevirt\.io/tun}')" == 1k ]]; }
 check "vmgate-node labels node0 schedulable" wait_until 120 labelled
 check "vmgate-node's device plugins are in node0's allocatable" wait_until 60 devices
 
@@ -95,12 +96,13 @@ else
     grep -q 'spec.template.spec.domain.cpu.sockets' <<<"$out"
 fi
 check "--dry-run=server admits a VM" bash -c "$(declare -f vm); vm dryrun u1.small cirros | kubectl apply --dry-run=server -f - >/dev/null"
-check "the dry run created nothing" bash -c '! kubectl -n vms get vm dryrun 2>/dev/null'
+check "the dry run created nothing" bash -c '! kubectl -n vms get vm dryrun >/dev/null 2>&1'
 
 ready() { [[ "$(kubectl -n vms get vm "$1" -o 'jsonpath={.status.ready}' 2>/dev/null)" == true ]]; }
 pod_of() { kubectl -n vms get pods -l "kubevirt.io=virt-launcher,vm.kubevirt.io/name=$1" -o name 2>/dev/null | head -1; }
 marker() { local p; p=$(pod_of "$1"); [[ -n $p ]] && kubectl -n vms logs "$p" -c guest-console-log 2>/dev/null | grep -q VMGATE-GUEST-READY; }
-qemu_of() { pgrep -f "qemu-system-x86_64.*guest=vms_$1" >/dev/null; }
+# (The bracket keeps pgrep from finding the shell that runs this very pattern.)
+qemu_of() { pgrep -f "[q]emu-system-x86_64 .*guest=vms_$1," >/dev/null; }
 
 boot_and_delete() { # NAME INSTANCETYPE PREFERENCE FIRMWARE
   local name=$1 t0=$SECONDS pod
@@ -121,8 +123,8 @@ boot_and_delete() { # NAME INSTANCETYPE PREFERENCE FIRMWARE
   kubectl -n vms logs -f "$pod" -c compute >"$dir/$name-compute.log" 2>&1 &
   local follower=$!
   kubectl -n vms delete vm "$name" --wait=false >/dev/null
-  check "$name ($4): kubectl delete vm: the VMI goes" wait_until 180 bash -c "! kubectl -n vms get vmi $name 2>/dev/null"
-  check "$name ($4): the launcher pod goes" wait_until 120 bash -c "! kubectl -n vms get $pod 2>/dev/null"
+  check "$name ($4): kubectl delete vm: the VMI goes" wait_until 180 bash -c "! kubectl -n vms get vmi $name >/dev/null 2>&1"
+  check "$name ($4): the launcher pod goes" wait_until 120 bash -c "! kubectl -n vms get $pod >/dev/null 2>&1"
   wait "$follower" || true
   check "$name ($4): the guest powered off by ACPI (the launcher's log)" grep -q 'guest shut down after the stop request' "$dir/$name-compute.log"
   check "$name ($4): no QEMU left" wait_until 30 bash -c "! $(declare -f qemu_of); qemu_of $name"
