@@ -1,3 +1,4 @@
+#include "vmgate/kube/utc_time.hpp"
 #include "vmgate/launcher/launcher_main.hpp"
 
 #include <pthread.h>
@@ -32,7 +33,7 @@ namespace {
 int give_up(const LauncherOptions& options, std::ostream& err, int exit_code, const std::string& message) {
   err << "vmgate-launcher: " << message << '\n';
   if (!options.status_file.empty()) {
-    const std::string now = utc_now();
+    const std::string now = kube::utc_now();
     if (Status written = write_status_file(options.status_file, {"Failed", message, now, {}, now}); !written) {
       err << "vmgate-launcher: " << written.error().message << '\n';
     }

@@ -1,11 +1,10 @@
 // The launcher's link to its VMI (vmi_link.hpp).
+#include "vmgate/kube/utc_time.hpp"
 #include "vmgate/launcher/vmi_link.hpp"
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <ctime>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -16,15 +15,6 @@
 
 namespace vmgate::launcher {
 namespace {
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  std::array<char, 32> text{};
-  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text.data();
-}
 
 std::string_view meta(const json::Value& object, std::string_view key) {
   const json::Value* metadata = json::find_object(object, "metadata");
@@ -81,7 +71,7 @@ struct VmiLink::Impl {
       lock.unlock();
       bool written = deleted.load() && (phase == "Succeeded" || phase == "Failed");  // nothing left to report to
       if (!written) {
-        const std::string body = json::to_string(kube::vmi_status_patch(uid, phase, reason, stopping, utc_now()));
+        const std::string body = json::to_string(kube::vmi_status_patch(uid, phase, reason, stopping, kube::utc_now()));
         Result<kube::HttpResponse, kube::TransportError> response =
             api->request("PATCH", path, body, "application/merge-patch+json", std::chrono::seconds(10));
         written = response && (response->status == 200 || response->status == 404 || response->status == 409 ||

@@ -1,3 +1,4 @@
+#include "vmgate/kube/utc_time.hpp"
 #include "vmgate/launcher/supervisor.hpp"
 
 #include <net/if.h>
@@ -162,7 +163,7 @@ void Supervisor::write_status(const std::string& phase, const std::string& reaso
 }
 
 Outcome Supervisor::run(const std::string& xml) {
-  started_at_ = utc_now();
+  started_at_ = kube::utc_now();
   write_status("Scheduled", "starting the domain");
   const TapWait taps = wait_for_taps(xml);
   if (!taps.missing.empty()) {
@@ -195,7 +196,7 @@ Outcome Supervisor::run(const std::string& xml) {
     return {1, "cannot start the domain: " + error};
   }
   const unsigned int domain_id = virDomainGetID(created.get());
-  running_at_ = utc_now();
+  running_at_ = kube::utc_now();
   write_status("Running", config_.start_paused ? "domain started paused (startStrategy Paused)" : "domain running");
   if (config_.on_running) {
     config_.on_running(name_of(created.get()));

@@ -1,4 +1,5 @@
 // The launcher's status file; the format is docs/launcher.md's "The status file".
+#include "vmgate/kube/utc_time.hpp"
 #include "vmgate/launcher/status_file.hpp"
 
 #include <fcntl.h>
@@ -8,7 +9,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/json_decode.hpp"
@@ -30,15 +30,6 @@ bool is_final_phase(std::string_view phase) {
   return phase == "Succeeded" || phase == "Failed";
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm parts{};
-  gmtime_r(&now, &parts);
-  std::array<char, 32> text{};
-  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return text.data();
-}
-
 Status write_status_file(const std::string& path, const LauncherStatus& status) {
   json::Document document(rapidjson::kObjectType);
   auto& allocator = document.GetAllocator();
@@ -49,7 +40,7 @@ Status write_status_file(const std::string& path, const LauncherStatus& status) 
   if (!status.running.empty()) {
     json::set_string(timestamps, "running", status.running, allocator);
   }
-  json::set_string(timestamps, "updated", status.updated.empty() ? utc_now() : status.updated, allocator);
+  json::set_string(timestamps, "updated", status.updated.empty() ? kube::utc_now() : status.updated, allocator);
   const std::string text = json::to_string(document) + "\n";
 
   const std::string temporary = path + ".tmp";

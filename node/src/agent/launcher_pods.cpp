@@ -2,18 +2,17 @@
 // Follows KubeVirt's virt-handler, which reports a domain's state to its VMI
 // (pkg/virt-handler/vm.go updateVMIStatus) and sets up the pod network before the domain starts
 // (pkg/network/setup, netpod). The decisions are launcher_status.hpp's and pod_network.hpp's.
+#include "vmgate/kube/utc_time.hpp"
 #include "vmgate/node/launcher_pods.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <ctime>
 #include <map>
 #include <mutex>
 #include <set>
@@ -31,15 +30,6 @@ namespace vmgate::node {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  std::array<char, 32> text{};
-  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text.data();
-}
 
 std::chrono::milliseconds next_backoff(std::chrono::milliseconds current) {
   return std::min(current * 2, std::chrono::milliseconds(30000));
@@ -242,7 +232,8 @@ struct LauncherPods::Impl {
     const LauncherStatus status = *state.current;
     const std::string target = "/apis/kubevirt.io/v1/namespaces/" + kube::query_escape(pod.namespace_name) +
                                "/virtualmachineinstances/" + kube::query_escape(pod.vmi_name);
-    const std::string body = json::to_string(launcher_status_patch(pod.vmi_uid, status, config.node_name, utc_now()));
+    const std::string body =
+        json::to_string(launcher_status_patch(pod.vmi_uid, status, config.node_name, kube::utc_now()));
     Result<kube::HttpResponse, kube::TransportError> response =
         api->request("PATCH", target, body, "application/merge-patch+json", std::chrono::seconds(10), 1 << 20);
     const std::string_view vmi_field = pod.vmi_name;

@@ -25,9 +25,6 @@ struct LauncherStatus {
 /// True for the phases after which the launcher writes nothing more: Succeeded and Failed.
 bool is_final_phase(std::string_view phase);
 
-/// The current time as RFC 3339 UTC with seconds ("2026-01-02T03:04:05Z").
-std::string utc_now();
-
 /// Writes `status` to `path` as one JSON line: to `<path>.tmp` (mode 0644), fsync, then
 /// rename over `path`, so that a reader never sees half a file. `started` and `updated` are
 /// always written, `running` only when set. Errors name the file and the system's reason.
