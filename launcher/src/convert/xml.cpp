@@ -1,5 +1,7 @@
 #include "vmgate/launcher/xml.hpp"
 
+#include "vmgate/common/xml_escape.hpp"
+
 namespace vmgate::launcher {
 
 XmlElement& XmlElement::add_child(std::string name) {
@@ -23,33 +25,6 @@ XmlElement& XmlElement::set_text(std::string_view text) {
   return *this;
 }
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string XmlElement::to_string() const {
   std::string out;
   write(out, 0);
@@ -64,7 +39,7 @@ void XmlElement::write(std::string& out, int depth) const {
     out += ' ';
     out += key;
     out += "='";
-    out += xml_escape(value);
+    common::append_xml_escaped(out, value);
     out += '\'';
   }
   if (children_.empty() && text_.empty()) {
@@ -73,7 +48,7 @@ void XmlElement::write(std::string& out, int depth) const {
   }
   out += '>';
   if (children_.empty()) {
-    out += xml_escape(text_);
+    common::append_xml_escaped(out, text_);
   } else {
     out += '\n';
     for (const auto& child : children_) {

@@ -15,6 +15,7 @@
 #include <limits>
 #include <memory>
 
+#include "vmgate/common/xml_escape.hpp"
 #include "vmgate/node/node_labels.hpp"
 
 namespace vmgate::node {
@@ -107,30 +108,6 @@ std::uint64_t unsigned_of(const std::string& text) {
   const std::string clean = trimmed(text);
   std::from_chars(clean.data(), clean.data() + clean.size(), value);
   return value;
-}
-
-void escape_into(std::string& out, std::string_view text) {
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
 }
 
 }  // namespace
@@ -254,22 +231,22 @@ std::string host_model_cpu_xml(const HostModel& host_model) {
   std::string out = "<cpu mode='custom' match='exact'>\n  <model";
   if (!host_model.fallback.empty()) {
     out += " fallback='";
-    escape_into(out, host_model.fallback);
+    common::append_xml_escaped(out, host_model.fallback);
     out += "'";
   }
   out += ">";
-  escape_into(out, host_model.name);
+  common::append_xml_escaped(out, host_model.name);
   out += "</model>\n";
   if (!host_model.vendor.empty()) {
     out += "  <vendor>";
-    escape_into(out, host_model.vendor);
+    common::append_xml_escaped(out, host_model.vendor);
     out += "</vendor>\n";
   }
   for (const auto& [policy, name] : host_model.features) {
     out += "  <feature policy='";
-    escape_into(out, policy);
+    common::append_xml_escaped(out, policy);
     out += "' name='";
-    escape_into(out, name);
+    common::append_xml_escaped(out, name);
     out += "'/>\n";
   }
   out += "</cpu>\n";

@@ -34,7 +34,4 @@ class XmlElement {
   std::vector<XmlElement> children_;
 };
 
-/// `text` with & < > " ' replaced by entities.
-std::string xml_escape(std::string_view text);
-
 }  // namespace vmgate::launcher
