@@ -545,6 +545,18 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
       return pipeline.expand(vm, metadata == nullptr ? "" : json::find_string(*metadata, "namespace"), state.now,
                              *cluster);
     };
+    // A VMI CREATE as `vmgate serve` judges it: the mutating webhook, then the validating one.
+    settings.admit_vmi = [&](const json::Value& vmi, bool made_by_controller) {
+      admission::Request request;
+      request.resource = admission::Resource::virtual_machine_instance;
+      request.operation = admission::Operation::create;
+      const json::Value* metadata = json::find_object(vmi, "metadata");
+      request.namespace_name = metadata == nullptr ? "" : json::find_string(*metadata, "namespace");
+      request.object = &vmi;
+      request.from_kubevirt_service_account = made_by_controller;
+      request.now = state.now;
+      return pipeline.admit(request, *cluster).verdict;
+    };
     std::vector<std::string> notes = std::move(from_cluster.refused);
     const std::size_t cluster_notes = notes.size();
     std::vector<Action> actions;
