@@ -306,6 +306,35 @@ Setting<std::vector<std::string>> string_list_setting(const json::Value& parent,
   return std::optional<std::vector<std::string>>(std::in_place, (*field)->begin(), (*field)->end());
 }
 
+Setting<std::int64_t> int_setting(const json::Value& parent, std::string_view parent_path, std::string_view key) {
+  json::Field<std::int64_t> field = json::read_int64(parent, key);
+  if (!field) {
+    return must_be(parent_path, key, json::describe(field.error().expected));
+  }
+  return *field;
+}
+
+// A map[string]string (nodeSelectors); a value that is not a string makes the whole setting an
+// error, as Go's decoder refuses the CR.
+Setting<std::map<std::string, std::string>> string_map_setting(const json::Value& parent, std::string_view parent_path,
+                                                               std::string_view key) {
+  json::Field<const json::Value*> field = json::read_object(parent, key);
+  if (!field) {
+    return must_be(parent_path, key, "a map of strings");
+  }
+  if (!field->has_value()) {
+    return std::optional<std::map<std::string, std::string>>();
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& member : field->value()->GetObject()) {
+    if (!member.value.IsString()) {
+      return must_be(parent_path, key, "a map of strings");
+    }
+    out.emplace(json::as_view(member.name), json::as_view(member.value));
+  }
+  return std::optional<std::map<std::string, std::string>>(std::move(out));
+}
+
 // cpuRequest is a quantity, which the CR may spell as a string or as an integer.
 Setting<std::string> cpu_request_setting(const json::Value& configuration) {
   const json::Value* value = json::find(configuration, "cpuRequest");
@@ -476,6 +505,16 @@ Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) 
     }
     if (auto gates = problems.take(string_list_setting(*developer, path, "disabledFeatureGates"))) {
       config.disabled_feature_gates = std::move(*gates);
+    }
+    // Values <= 0 are KubeVirt's validateConfig's to refuse (kubevirt_rejection, below).
+    if (auto ratio = problems.take(int_setting(*developer, path, "cpuAllocationRatio"))) {
+      config.cpu_allocation_ratio = *ratio;
+    }
+    if (auto overcommit = problems.take(int_setting(*developer, path, "memoryOvercommit"))) {
+      config.memory_overcommit = *overcommit;
+    }
+    if (auto selectors = problems.take(string_map_setting(*developer, path, "nodeSelectors"))) {
+      config.node_selectors = std::move(*selectors);
     }
   }
   if (const json::Value* instancetype = json::find_object(c, "instancetype")) {

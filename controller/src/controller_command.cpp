@@ -530,25 +530,40 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
       state.pods.push_back(pod.get());
     }
     state.expected_pods = executor.expected_pods(pods);
+    PodSettings from_options;
+    from_options.image = options.launcher_image;
+    from_options.service_account = options.launcher_service_account;
+    from_options.launcher_link = options.launcher_link;
+    from_options.container_disk_delivery = options.container_disk_delivery;
+    from_options.allow_emulation = options.use_emulation;
+    // The KubeVirt CR as the admission cache read it (one parse, shared with the expansion).
+    ClusterPodSettings from_cluster = with_cluster_configuration(std::move(from_options), cluster->config());
     PlanSettings settings;
-    settings.pod.image = options.launcher_image;
-    settings.pod.service_account = options.launcher_service_account;
-    settings.pod.launcher_link = options.launcher_link;
-    settings.pod.container_disk_delivery = options.container_disk_delivery;
-    settings.pod.allow_emulation = options.use_emulation;
-    settings.pod.cluster_architecture = cluster->config().default_architecture;
-    settings.pod.host_disk_enabled = cluster->config().feature_gate_enabled("HostDisk");
+    settings.pod = std::move(from_cluster.pod);
     settings.build_vmi = [&](const json::Value& vm) {
       const json::Value* metadata = json::find_object(vm, "metadata");
       return pipeline.expand(vm, metadata == nullptr ? "" : json::find_string(*metadata, "namespace"), state.now,
                              *cluster);
     };
-    std::vector<std::string> notes;
+    // A VMI CREATE as `vmgate serve` judges it: the mutating webhook, then the validating one.
+    settings.admit_vmi = [&](const json::Value& vmi, bool made_by_controller) {
+      admission::Request request;
+      request.resource = admission::Resource::virtual_machine_instance;
+      request.operation = admission::Operation::create;
+      const json::Value* metadata = json::find_object(vmi, "metadata");
+      request.namespace_name = metadata == nullptr ? "" : json::find_string(*metadata, "namespace");
+      request.object = &vmi;
+      request.from_kubevirt_service_account = made_by_controller;
+      request.now = state.now;
+      return pipeline.admit(request, *cluster).verdict;
+    };
+    std::vector<std::string> notes = std::move(from_cluster.refused);
+    const std::size_t cluster_notes = notes.size();
     std::vector<Action> actions;
     // Objects the cache has not delivered yet (a VM applied with its instancetype) are looked up
     // live and the plan made again with them, a round per link of a chain.
     for (unsigned round = 0;; ++round) {
-      notes.clear();
+      notes.resize(cluster_notes);
       settings.pod.block_claims = block_claims(state.vmis, *cluster);
       actions = plan(state, settings, &notes);
       if (!cluster->has_misses() || round == max_lookup_rounds || stop.stopped()) {

@@ -161,6 +161,36 @@ std::string_view next_phase(const json::Value& vmi, const json::Value* pod, bool
   return {};
 }
 
+// The one write for a VMI that admission denies at pod creation: phase Failed and a Synchronized
+// condition False saying why (lifecycle.go's syncErr, in updateStatus's shape), the conditions it
+// had otherwise kept, conditional on the version seen. Final: no pod and no other write follow.
+Action failed_validation_patch(const json::Value& vmi, const admission::Verdict& verdict, std::string_view now) {
+  Action patch = action(ActionKind::patch_vmi, "VirtualMachineInstance", vmi, "denied by admission: Failed");
+  auto& a = patch.body.GetAllocator();
+  seen_version(patch.body, vmi);
+  json::Value& status = json::ensure_object(patch.body, "status", a);
+  json::set_string(status, "phase", "Failed", a);
+  json::Value conditions(rapidjson::kArrayType);
+  if (const json::Value* current = json::find_path(vmi, {"status", "conditions"});
+      current != nullptr && current->IsArray()) {
+    for (const json::Value& item : current->GetArray()) {
+      if (json::find_string(item, "type") != "Synchronized") {
+        conditions.PushBack(json::copy(item, a), a);
+      }
+    }
+  }
+  json::Value synchronized(rapidjson::kObjectType);
+  json::set_string(synchronized, "type", "Synchronized", a);
+  json::set_string(synchronized, "status", "False", a);
+  json::set_string(synchronized, "reason", failed_create_validation_reason, a);
+  json::set_string(synchronized, "message", denial_message(verdict), a);
+  json::set_string(synchronized, "lastTransitionTime", now, a);
+  json::set(synchronized, "lastProbeTime", json::Value(), a);
+  conditions.PushBack(synchronized, a);
+  json::set(status, "conditions", std::move(conditions), a);
+  return patch;
+}
+
 // isVMIStartExpected / the printable status rules, first match wins.
 std::string printable_status(const json::Value& vm, const json::Value* vmi, bool start_expected) {
   const std::string strategy = run_strategy(vm);
@@ -247,6 +277,24 @@ std::string_view to_string(ActionKind kind) {
       return "remove finalizer";
   }
   return "unknown";
+}
+
+std::string denial_message(const admission::Verdict& verdict) {
+  std::string message = "failed create validation: ";
+  if (verdict.causes.empty()) {
+    return message + verdict.message;
+  }
+  for (std::size_t i = 0; i < verdict.causes.size(); ++i) {
+    const admission::FieldError& cause = verdict.causes[i];
+    message += i == 0 ? "" : ", ";
+    message += cause.field.empty() ? cause.message : cause.field + ": " + cause.message;
+  }
+  // Verdict::invalid keeps 10 causes; its message says how many more there were.
+  if (const std::size_t more = verdict.message.rfind(", and ");
+      more != std::string::npos && verdict.message.ends_with("more validation errors")) {
+    message += verdict.message.substr(more);
+  }
+  return message;
 }
 
 std::string run_strategy(const json::Value& vm) {
@@ -472,6 +520,13 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
       continue;
     }
     if (pod == nullptr && !pod_expected && !is_final(*vmi) && (phase_of(*vmi).empty() || phase_of(*vmi) == "Pending")) {
+      if (settings.admit_vmi) {
+        if (const admission::Verdict verdict = settings.admit_vmi(*vmi, !owner.empty()); !verdict.allowed) {
+          note(key + ": not admitted, so no launcher pod: " + denial_message(verdict));
+          actions.push_back(failed_validation_patch(*vmi, verdict, state.now));
+          continue;
+        }
+      }
       Result<json::Document> rendered = launcher_pod(*vmi, settings.pod);
       if (!rendered) {
         note(key + ": cannot render the launcher pod: " + rendered.error().message);

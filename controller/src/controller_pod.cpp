@@ -81,6 +81,21 @@ bool bool_member(const json::Value* object, std::string_view key, bool fallback)
 // the API server refuses (whose create would fail again at every pass).
 constexpr std::int64_t max_vcpus = 4096;
 
+// storageutils.ServiceAccountNameFromVolumes: the account of the first serviceAccount volume
+// (admission allows one), or "".
+std::string_view service_account_volume(const json::Value& spec) {
+  const json::Value* volumes = json::find_array(spec, "volumes");
+  if (volumes == nullptr) {
+    return {};
+  }
+  for (const json::Value& volume : volumes->GetArray()) {
+    if (const json::Value* source = volume.IsObject() ? json::find_object(volume, "serviceAccount") : nullptr) {
+      return json::find_string(*source, "serviceAccountName");
+    }
+  }
+  return {};
+}
+
 // hardware.GetNumberOfVCPUs: sockets x cores x threads, each at least 1. Errors: more than
 // max_vcpus.
 Result<std::int64_t> vcpus_of_topology(const json::Value* cpu) {
@@ -318,7 +333,11 @@ Result<Resources> render_resources(const json::Value& vmi, const PodSettings& se
     const std::int64_t total = vcpus + io_threads;
     if (total != 0 && settings.cpu_allocation_ratio > 0) {
       // total / ratio in millicores, rounded up as the API server rounds KubeVirt's "%g" value.
-      const std::int64_t milli = (total * 1000 + settings.cpu_allocation_ratio - 1) / settings.cpu_allocation_ratio;
+      // total is at most 2 x max_vcpus, so total * 1000 fits; rounding up by division, not by
+      // adding ratio - 1, keeps any ratio from overflowing.
+      const std::int64_t total_milli = total * 1000;
+      const std::int64_t milli =
+          total_milli / settings.cpu_allocation_ratio + (total_milli % settings.cpu_allocation_ratio != 0 ? 1 : 0);
       Result<Quantity> value = Quantity::parse(std::to_string(milli) + "m");
       if (value) {
         calculated_requests["cpu"] = *Quantity::parse(value->to_string());
@@ -717,6 +736,29 @@ std::set<std::string> block_claims(const std::vector<const json::Value*>& vmis, 
 
 constexpr std::size_t max_generated_base = 58;  // apiserver's maxGeneratedNameLength: 63 - 5
 
+ClusterPodSettings with_cluster_configuration(PodSettings base, const admission::ClusterConfig& config) {
+  ClusterPodSettings out{std::move(base), {}};
+  PodSettings& pod = out.pod;
+  pod.cluster_architecture = config.default_architecture;
+  pod.host_disk_enabled = config.feature_gate_enabled("HostDisk");
+  pod.node_selectors = config.node_selectors;
+  const auto bounded = [&out](std::string_view setting, std::int64_t value, std::int64_t most, std::int64_t fallback) {
+    if (value > 0 && value <= most) {
+      return value;
+    }
+    out.refused.push_back("the KubeVirt CR's developerConfiguration." + std::string(setting) + " " +
+                          std::to_string(value) + " is not in 1.." + std::to_string(most) + ": the default, " +
+                          std::to_string(fallback) + ", is used");
+    return fallback;
+  };
+  const PodSettings defaults;
+  pod.cpu_allocation_ratio = bounded("cpuAllocationRatio", config.cpu_allocation_ratio, max_cpu_allocation_ratio,
+                                     defaults.cpu_allocation_ratio);
+  pod.memory_overcommit =
+      bounded("memoryOvercommit", config.memory_overcommit, max_memory_overcommit, defaults.memory_overcommit);
+  return out;
+}
+
 std::string launcher_pod_name(const json::Value& vmi) {
   const json::Value* metadata = json::find_object(vmi, "metadata");
   const std::string_view name = metadata == nullptr ? std::string_view() : json::find_string(*metadata, "name");
@@ -843,10 +885,20 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
     }
   }
   // api link: the VMI's service account, else the launcher's (it reads and patches its VMI),
-  // else the namespace's default, as KubeVirt. pod link: none named, since none is mounted.
-  if (const std::string_view account = json::find_string(*spec, "serviceAccountName"); !pod_link && !account.empty()) {
-    json::set_string(pod_spec, "serviceAccountName", account, a);
-  } else if (!pod_link && !settings.service_account.empty()) {
+  // else the namespace's default, as KubeVirt. pod link: none named and no token, unless the VMI
+  // has a serviceAccount volume: then, as template.go, the pod runs as the VMI's
+  // serviceAccountName, else as the volume's account, with the token mounted, so that the
+  // launcher builds the guest's disk from the tenant's own account. The pod link sets no other
+  // account, so the token can never be one of vmgate's identities.
+  const std::string_view own_account = json::find_string(*spec, "serviceAccountName");
+  if (pod_link) {
+    if (const std::string_view volume_account = service_account_volume(*spec); !volume_account.empty()) {
+      json::set_string(pod_spec, "serviceAccountName", own_account.empty() ? volume_account : own_account, a);
+      json::set(pod_spec, "automountServiceAccountToken", json::Value(true), a);
+    }
+  } else if (!own_account.empty()) {
+    json::set_string(pod_spec, "serviceAccountName", own_account, a);
+  } else if (!settings.service_account.empty()) {
     json::set_string(pod_spec, "serviceAccountName", settings.service_account, a);
   }
   render_affinity(vmi, pod_spec, a);
@@ -1000,10 +1052,6 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       json::set(entry, "image", std::move(source), a);
       volumes.PushBack(entry, a);
       mount(mounts, volume_name, pod_paths::container_disk_volume(pod_paths::image_volume_dir, index), true);
-    } else if (pod_link && json::has(*volume, "serviceAccount")) {
-      return Error{"spec.volumes[" + std::to_string(index) +
-                   "].serviceAccount: not supported with the pod launcher link: the launcher pod mounts no "
-                   "service-account token (vmgate controller --launcher-link api does)"};
     }
     ++index;
   }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "support/json_test_support.hpp"
@@ -436,6 +437,28 @@ TEST(ClusterConfigFromKubeVirt, AnInvalidConfigurationIsIgnoredAsKubeVirtDoes) {
   ASSERT_TRUE(valid.ok());
   EXPECT_EQ(valid->ignored_configuration, "");
   EXPECT_EQ(valid->cpu_model, "Haswell");
+}
+
+// The launcher pod's settings (the controller reads them from here): developerConfiguration's
+// cpuAllocationRatio, memoryOvercommit and nodeSelectors; a mistyped one names its field.
+TEST(ClusterConfigFromKubeVirt, ReadsTheLauncherPodSettings) {
+  const ClusterConfig defaults;
+  EXPECT_EQ(defaults.cpu_allocation_ratio, 10);
+  EXPECT_EQ(defaults.memory_overcommit, 100);
+  EXPECT_TRUE(defaults.node_selectors.empty());
+  const Result<ClusterConfig> set = ClusterConfig::from_kubevirt(parse(R"({"spec": {"configuration": {
+      "developerConfiguration": {"cpuAllocationRatio": 4, "memoryOvercommit": 150,
+                                 "nodeSelectors": {"example.com/vms": "yes", "zone": "a"}}}}})"));
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set->cpu_allocation_ratio, 4);
+  EXPECT_EQ(set->memory_overcommit, 150);
+  EXPECT_EQ(set->node_selectors, (std::map<std::string, std::string>{{"example.com/vms", "yes"}, {"zone", "a"}}));
+  const Result<ClusterConfig> mistyped = ClusterConfig::from_kubevirt(parse(R"({"spec": {"configuration": {
+      "developerConfiguration": {"cpuAllocationRatio": "4", "nodeSelectors": {"zone": 1}}}}})"));
+  ASSERT_FALSE(mistyped.ok());
+  EXPECT_EQ(mistyped.error().message,
+            "spec.configuration.developerConfiguration.cpuAllocationRatio must be an integer; "
+            "spec.configuration.developerConfiguration.nodeSelectors must be a map of strings");
 }
 
 TEST(ClusterConfigFeatureGates, PersistentReservationIsOptInThoughGa) {

@@ -544,5 +544,106 @@ TEST(Plan, TheVmiComesFromTheAdmissionCoresExpansion) {
   EXPECT_EQ(text(vmi, "/spec/domain/memory/guest"), "256Mi");
 }
 
+// A VMI stored where the webhooks did not judge it (an excluded namespace, an outage): admission
+// runs again before its pod is rendered, under the KubeVirt CR's gates as the cache holds them.
+constexpr std::string_view gated_vmi = R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
+  "metadata":{"name":"direct","namespace":"ns1","uid":"vmi-uid-9","resourceVersion":"7"},
+  "spec":{"domain":{"memory":{"guest":"128Mi"},
+                    "devices":{"autoattachVSOCK":true,"disks":[{"name":"host","disk":{"bus":"virtio"}}]}},
+          "volumes":[{"name":"host","hostDisk":{"path":"/var/data/disk.img","type":"DiskOrCreate","capacity":"1Gi"}}]}})";
+
+admission::ObjectStore cluster_with_gates(std::string_view gates) {
+  admission::ObjectStore store;
+  const Result<admission::ObjectKind> added = store.add(parse(R"({"apiVersion":"kubevirt.io/v1","kind":"KubeVirt",
+    "metadata":{"name":"kubevirt","namespace":"kubevirt"},
+    "spec":{"configuration":{"developerConfiguration":{"featureGates":)" +
+                                                              std::string(gates) + "}}}}"));
+  EXPECT_TRUE(added.ok()) << added.error().message;
+  return store;
+}
+
+// The planner's admission, wired as the controller wires it: a VMI CREATE through the pipeline.
+PlanSettings admitting(const admission::Pipeline& pipeline, const admission::ClusterView& cluster) {
+  PlanSettings out = settings();
+  out.pod.host_disk_enabled = cluster.config().feature_gate_enabled("HostDisk");
+  out.admit_vmi = [&pipeline, &cluster](const json::Value& vmi, bool made_by_controller) {
+    admission::Request request;
+    request.resource = admission::Resource::virtual_machine_instance;
+    request.object = &vmi;
+    request.namespace_name = "ns1";
+    request.from_kubevirt_service_account = made_by_controller;
+    return pipeline.admit(request, cluster).verdict;
+  };
+  return out;
+}
+
+TEST(Plan, AVmiAdmissionDeniesGetsNoPodAndFailsOnce) {
+  const admission::Pipeline pipeline;
+  const admission::ObjectStore gates_off = cluster_with_gates("[]");
+  World world;
+  world.put("VirtualMachineInstance", parse(gated_vmi));
+  std::vector<std::string> notes;
+  const State state = world.state();
+  const std::vector<Action> actions = plan(state, admitting(pipeline, gates_off), &notes);
+  ASSERT_EQ(actions.size(), 1U);
+  const Action& failed = actions[0];
+  EXPECT_EQ(failed.kind, ActionKind::patch_vmi);
+  EXPECT_EQ(failed.uid, "vmi-uid-9");
+  EXPECT_EQ(text(failed.body, "/metadata/resourceVersion"), "7");
+  EXPECT_EQ(text(failed.body, "/status/phase"), "Failed");
+  EXPECT_EQ(text(failed.body, "/status/conditions/0/type"), "Synchronized");
+  EXPECT_EQ(text(failed.body, "/status/conditions/0/status"), "False");
+  EXPECT_EQ(text(failed.body, "/status/conditions/0/reason"), "FailedCreateValidation");
+  const std::string message = text(failed.body, "/status/conditions/0/message");
+  EXPECT_EQ(message,
+            "failed create validation: spec.volumes[0]: HostDisk feature gate is not enabled, "
+            "spec.domain.devices.autoattachVSOCK: VSOCK feature gate is not enabled in kubevirt-config");
+  ASSERT_EQ(notes.size(), 1U);
+  EXPECT_NE(notes[0].find("ns1/direct: not admitted, so no launcher pod: failed create validation: "),
+            std::string::npos)
+      << notes[0];
+
+  // Bounded: once Failed, nothing more is written for it.
+  world.settle(admitting(pipeline, gates_off));
+  EXPECT_TRUE(world.pods.empty());
+  EXPECT_EQ(world.log, std::vector<std::string>{"patch VirtualMachineInstance direct"});
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Failed");
+}
+
+TEST(Plan, AVmiAdmissionAllowsGetsItsPodUnchanged) {
+  const admission::Pipeline pipeline;
+  const admission::ObjectStore gates_on = cluster_with_gates(R"(["HostDisk","VSOCK"])");
+  World world;
+  world.put("VirtualMachineInstance", parse(gated_vmi));
+  std::vector<std::string> notes;
+  const State state = world.state();
+  const std::vector<Action> actions = plan(state, admitting(pipeline, gates_on), &notes);
+  EXPECT_TRUE(notes.empty()) << notes[0];
+  ASSERT_EQ(actions.size(), 2U);
+  EXPECT_EQ(actions[0].kind, ActionKind::create_pod);
+  EXPECT_EQ(text(actions[1].body, "/status/phase"), "Scheduling");
+  // The pod carries the VMI as stored, not the admission core's mutation of it.
+  const Result<json::Document> unjudged = launcher_pod(world.vmis.begin()->second, admitting(pipeline, gates_on).pod);
+  ASSERT_TRUE(unjudged.ok()) << unjudged.error().message;
+  EXPECT_TRUE(json::equal(actions[0].body, *unjudged));
+}
+
+// The VMIs this controller creates from VMs pass (they are the expansion of an admitted VM), and
+// a failure of one follows the VM's run strategy like any other.
+TEST(Plan, TheControllersOwnVmisPassAdmission) {
+  const admission::Pipeline pipeline;
+  const admission::ObjectStore gates_off = cluster_with_gates("[]");
+  PlanSettings with_admission = admitting(pipeline, gates_off);
+  with_admission.build_vmi = [&](const json::Value& vm) {
+    return pipeline.expand(vm, json::find_string(vm["metadata"], "namespace"), "2026-01-01T00:00:00Z", gates_off);
+  };
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  world.settle(with_admission);
+  ASSERT_EQ(world.vmis.size(), 1U);
+  EXPECT_EQ(world.pods.size(), 1U);
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Scheduling");
+}
+
 }  // namespace
 }  // namespace vmgate::controller

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "support/json_test_support.hpp"
 #include "vmgate/admission/cluster.hpp"
 #include "vmgate/kube/pod_paths.hpp"
@@ -429,14 +431,105 @@ TEST(LauncherPod, PodLinkRefusesAVmiLargerThanItsAnnotation) {
   EXPECT_TRUE(launcher_pod(vmi, api).ok());
 }
 
-TEST(LauncherPod, PodLinkRefusesAServiceAccountVolume) {
-  const json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{"domain":{},
+// template.go: a serviceAccount volume makes the pod run as the VMI's serviceAccountName, else
+// as the volume's account, with the token mounted (the launcher builds the guest's disk from it);
+// without one, a pod-link pod names no account and mounts no token.
+TEST(LauncherPod, PodLinkMountsTheTokenOfTheServiceAccountVolumesAccount) {
+  json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{"domain":{},
     "volumes":[{"name":"root","emptyDisk":{"capacity":"1Gi"}},{"name":"sa","serviceAccount":{"serviceAccountName":"x"}}]}})");
-  Result<json::Document> pod = launcher_pod(vmi, {});
-  ASSERT_FALSE(pod.ok());
-  EXPECT_EQ(pod.error().message,
-            "spec.volumes[1].serviceAccount: not supported with the pod launcher link: the launcher pod mounts no "
-            "service-account token (vmgate controller --launcher-link api does)");
+  PodSettings settings;
+  settings.service_account = "vmgate-launcher";  // refused with the pod link by the options; never used by it
+  Result<json::Document> pod = launcher_pod(vmi, settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_EQ(text(*pod, "/spec/serviceAccountName"), "x");
+  EXPECT_EQ(text(*pod, "/spec/automountServiceAccountToken"), "true");
+  // No volume of the pod's own for it: the kubelet mounts the token where the launcher reads it.
+  EXPECT_EQ(text(*pod, "/spec/volumes").find("\"sa\""), std::string::npos) << text(*pod, "/spec/volumes");
+
+  json::set_string(vmi["spec"], "serviceAccountName", "own", vmi.GetAllocator());
+  pod = launcher_pod(vmi, settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_EQ(text(*pod, "/spec/serviceAccountName"), "own");
+  EXPECT_EQ(text(*pod, "/spec/automountServiceAccountToken"), "true");
+
+  vmi["spec"]["volumes"].PopBack();
+  pod = launcher_pod(vmi, settings);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_EQ(text(*pod, "/spec/serviceAccountName"), "<absent>");
+  EXPECT_EQ(text(*pod, "/spec/automountServiceAccountToken"), "false");
+}
+
+// KubeVirt's template_test.go figures: 3 cores request 300m at the default ratio 10, 3 at ratio
+// 1, and a VMI's own request (150m, 5 cores, ratio 16) wins.
+TEST(LauncherPod, CpuRequestIsVcpusOverTheAllocationRatio) {
+  json::Document vmi = parse(R"({"metadata":{"name":"testvmi","namespace":"default","uid":"1234"},
+    "spec":{"domain":{"cpu":{"cores":3},"memory":{"guest":"1Gi"},"devices":{}}}})");
+  PodSettings settings;
+  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/containers/0/resources/requests/cpu"), "300m");
+  settings.cpu_allocation_ratio = 1;
+  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/containers/0/resources/requests/cpu"), "3");
+  settings.cpu_allocation_ratio = 16;
+  vmi["spec"]["domain"]["cpu"]["cores"] = 5;
+  json::Value requests(rapidjson::kObjectType);
+  json::set_string(requests, "cpu", "150m", vmi.GetAllocator());
+  json::set(json::ensure_object(vmi["spec"]["domain"], "resources", vmi.GetAllocator()), "requests",
+            std::move(requests), vmi.GetAllocator());
+  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/containers/0/resources/requests/cpu"), "150m");
+  // Rounded up to the millicore; no ratio overflows the arithmetic.
+  vmi["spec"]["domain"].RemoveMember("resources");
+  settings.cpu_allocation_ratio = 3;
+  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/containers/0/resources/requests/cpu"), "1667m");
+  settings.cpu_allocation_ratio = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/containers/0/resources/requests/cpu"), "1m");
+}
+
+// The KubeVirt CR's share of the pod settings comes from the admission cache's ClusterConfig.
+TEST(LauncherPod, TheKubeVirtCrsSettingsReachThePod) {
+  Result<admission::ClusterConfig> config = admission::ClusterConfig::from_kubevirt(parse(R"({"spec":{"configuration":{
+    "developerConfiguration":{"cpuAllocationRatio":4,"memoryOvercommit":150,"featureGates":["HostDisk"],
+                              "nodeSelectors":{"example.com/vms":"yes"}}}},"status":{"defaultArchitecture":"arm64"}})"));
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  PodSettings base;
+  base.image = "registry.example/vmgate-launcher:1";
+  const ClusterPodSettings applied = with_cluster_configuration(base, *config);
+  EXPECT_TRUE(applied.refused.empty());
+  EXPECT_EQ(applied.pod.image, "registry.example/vmgate-launcher:1");
+  EXPECT_EQ(applied.pod.cpu_allocation_ratio, 4);
+  EXPECT_EQ(applied.pod.memory_overcommit, 150);
+  EXPECT_TRUE(applied.pod.host_disk_enabled);
+  EXPECT_EQ(applied.pod.cluster_architecture, "arm64");
+
+  const json::Document vmi = parse(R"({"metadata":{"name":"a","namespace":"b","uid":"u1"},
+    "spec":{"domain":{"cpu":{"cores":2},"memory":{"guest":"1536Mi"},"devices":{}}}})");
+  Result<json::Document> pod = launcher_pod(vmi, applied.pod);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_EQ(text(*pod, "/spec/nodeSelector/example.com~1vms"), "yes");
+  EXPECT_EQ(text(*pod, "/spec/nodeSelector/kubevirt.io~1schedulable"), "true");
+  EXPECT_EQ(text(*pod, "/spec/containers/0/resources/requests/cpu"), "500m");
+  // 1536Mi x 100 / 150 = 1Gi, plus the overhead.
+  const Result<admission::Quantity> overhead = memory_overhead(vmi, applied.pod);
+  ASSERT_TRUE(overhead.ok());
+  const Result<admission::Quantity> request = admission::Quantity::parse("1Gi")->add(*overhead);
+  EXPECT_EQ(text(*pod, "/spec/containers/0/resources/requests/memory"), request->to_string());
+}
+
+TEST(LauncherPod, AbsurdKubeVirtRatiosAreRefusedWithANote) {
+  admission::ClusterConfig config;
+  config.cpu_allocation_ratio = 5000;
+  config.memory_overcommit = std::numeric_limits<std::int64_t>::max();
+  const ClusterPodSettings applied = with_cluster_configuration({}, config);
+  EXPECT_EQ(applied.pod.cpu_allocation_ratio, 10);
+  EXPECT_EQ(applied.pod.memory_overcommit, 100);
+  ASSERT_EQ(applied.refused.size(), 2U);
+  EXPECT_EQ(applied.refused[0],
+            "the KubeVirt CR's developerConfiguration.cpuAllocationRatio 5000 is not in 1..1000: the default, 10, is "
+            "used");
+  EXPECT_EQ(applied.refused[1],
+            "the KubeVirt CR's developerConfiguration.memoryOvercommit 9223372036854775807 is not in 1..10000: the "
+            "default, 100, is used");
+  config.cpu_allocation_ratio = 1000;
+  config.memory_overcommit = 10000;
+  EXPECT_TRUE(with_cluster_configuration({}, config).refused.empty());
 }
 
 TEST(LauncherPod, AVolumeNamedAsThePodsOwnIsRefused) {

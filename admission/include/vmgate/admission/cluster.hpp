@@ -4,6 +4,8 @@
 // the in-memory implementation fed by `vmgate check --objects`, `serve --objects` and (later)
 // the Kubernetes watch cache.
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,7 +59,11 @@ struct ClusterConfig {
   std::uint32_t max_cpu_sockets = 0;                        // liveUpdateConfiguration.maxCpuSockets
   std::string max_guest;                                    // liveUpdateConfiguration.maxGuest (quantity)
   std::string cpu_request;                                  // cpuRequest (quantity; "" = 100m default)
-  std::optional<bool> persistent_reservation;               // persistentReservationConfiguration.enabled
+  // Read for the launcher pod (the controller), not by admission: developerConfiguration.*.
+  std::int64_t cpu_allocation_ratio = 10;             // cpuAllocationRatio: a pod requests vCPUs / ratio
+  std::int64_t memory_overcommit = 100;               // memoryOvercommit: percent of the guest's memory
+  std::map<std::string, std::string> node_selectors;  // nodeSelectors: added to every launcher pod's
+  std::optional<bool> persistent_reservation;         // persistentReservationConfiguration.enabled
   bool emulator_thread_even_parity =
       false;  // metadata.annotations has alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity
   /// Why the KubeVirt CR's configuration was not applied (KubeVirt's validateConfig message), or

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "vmgate/admission/field_error.hpp"
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/result.hpp"
 #include "vmgate/controller/controller_pod.hpp"
@@ -62,7 +63,25 @@ struct PlanSettings {
   /// The VMI a VM starts: the admission core's expansion (Pipeline::expand). Errors are logged
   /// and reported in the VM's status; the VM is retried on the next plan.
   std::function<Result<json::Document>(const json::Value& vm)> build_vmi;
+  /// The admission core's verdict on a VMI as `vmgate serve` would give it for the VMI's CREATE
+  /// (Pipeline::admit: mutate, then validate) under the cluster's current configuration. Asked
+  /// before a VMI's launcher pod is rendered, because a VMI stored where the webhooks do not
+  /// reach (an excluded namespace, a `failurePolicy: Ignore` outage) was never judged: a denied
+  /// VMI gets no pod and goes Failed instead. `made_by_controller`: the VMI is controlled by a
+  /// VM the planner sees, so it was created by this controller (KubeVirt's service account,
+  /// which may set the reserved kubevirt.io/ labels); a VMI of nobody's is judged as a user's.
+  /// Unset: every VMI passes.
+  std::function<admission::Verdict(const json::Value& vmi, bool made_by_controller)> admit_vmi;
 };
+
+/// The reason of the VMI's Synchronized condition when admission denies it at pod creation
+/// (lifecycle.go's "FailedCreateValidation", which virt-controller uses for the network rules it
+/// re-checks there).
+inline constexpr const char* failed_create_validation_reason = "FailedCreateValidation";
+
+/// "failed create validation: <field>: <message>, ..." (lifecycle.go's wording), each cause with
+/// its field path when it has one; a denial without causes gives its message.
+std::string denial_message(const admission::Verdict& verdict);
 
 /// The run strategy of a VM: spec.runStrategy, else spec.running (true: Always, false or
 /// absent: Halted), as VirtualMachine.RunStrategy().

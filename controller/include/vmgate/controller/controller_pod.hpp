@@ -8,7 +8,6 @@
 #include <optional>
 #include <set>
 #include <string>
-
 #include <vector>
 
 #include "vmgate/admission/cluster.hpp"
@@ -56,6 +55,29 @@ struct PodSettings {
   bool host_disk_enabled = false;                     // the HostDisk feature gate of the KubeVirt CR
 };
 
+/// The most a KubeVirt CR's cpuAllocationRatio may say: at 1000 every vCPU already requests less
+/// than the millicore a pod can ask for, so a larger ratio changes nothing but is surely a slip.
+inline constexpr std::int64_t max_cpu_allocation_ratio = 1000;
+/// The most a KubeVirt CR's memoryOvercommit may say (percent): 100 times overcommitted, a guest
+/// requests 1 % of its memory; beyond that the request is no longer a reservation at all.
+inline constexpr std::int64_t max_memory_overcommit = 10000;
+
+/// Pod settings with the KubeVirt CR's share applied, and why any setting of it was refused.
+struct ClusterPodSettings {
+  PodSettings pod;
+  /// One line per refused setting ("developerConfiguration.cpuAllocationRatio 5000 is more
+  /// than 1000: the default, 10, is used"), for the controller's log.
+  std::vector<std::string> refused;
+};
+
+/// `base` (the command line's settings) with what virt-controller's template service reads of
+/// its cluster configuration: the default architecture, the HostDisk gate, and
+/// developerConfiguration's cpuAllocationRatio, memoryOvercommit and nodeSelectors. A ratio
+/// above max_cpu_allocation_ratio or max_memory_overcommit is refused (the default kept, the
+/// refusal in `refused`); values <= 0 never get here (KubeVirt ignores such a configuration, and
+/// so does ClusterConfig::from_kubevirt).
+ClusterPodSettings with_cluster_configuration(PodSettings base, const admission::ClusterConfig& config);
+
 /// Labels and names the controller relies on.
 inline constexpr const char* app_label = "kubevirt.io";                    // = "virt-launcher" on the pod
 inline constexpr const char* created_by_label = "kubevirt.io/created-by";  // the VMI's uid
@@ -86,7 +108,8 @@ std::set<std::string> block_claims(const std::vector<const json::Value*>& vmis, 
 /// gate: a VMI that bypassed the webhook gets no node path. Errors name the field: a missing
 /// name/namespace/uid, a quantity that does not parse, a hostDisk without the gate or without an
 /// absolute file path, a volume whose name the pod uses for its own; with the pod link, a VMI
-/// whose JSON exceeds the annotation's limit, and a serviceAccount volume (the pod has no token).
+/// whose JSON exceeds the annotation's limit. A serviceAccount volume makes the pod run as that
+/// account with its token mounted (KubeVirt's rule), the only case where a pod-link pod has one.
 Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& settings);
 
 }  // namespace vmgate::controller
