@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vmgate/controller/controller_command.hpp"
+#include "vmgate/kube/command_frame.hpp"
 #include "vmgate/server/certs_command.hpp"
 #include "vmgate/server/certs_options.hpp"
 #include "vmgate/server/check_command.hpp"
@@ -26,7 +27,7 @@ namespace vmgate::cli {
 
 namespace {
 
-constexpr int exit_usage = 2;
+using kube::exit_usage;
 
 int fail(const Console& console, std::string_view message) {
   console.err << "error: " << message << '\n';
@@ -39,15 +40,14 @@ bool file_exists(const std::string& path) {
 }
 
 int check(std::span<const std::string_view> args, const Console& console, Frontend frontend) {
-  Result<CheckOptions> options = parse_check_options(args, frontend);
-  if (!options) {
-    console.err << "error: " << options.error().message << "\nSee '" << command_name(frontend) << " check --help'.\n";
-    return exit_usage;
+  const std::string command = std::string(command_name(frontend)) + " check";
+  kube::CommandStart<CheckOptions> start = kube::start_command(
+      parse_check_options(args, frontend), {"error: ", command}, [frontend] { return check_usage(frontend); },
+      console.out, console.err);
+  if (!start.options) {
+    return start.exit_code;
   }
-  if (options->help) {
-    console.out << check_usage(frontend);
-    return 0;
-  }
+  std::optional<CheckOptions>& options = start.options;
   // kubectl's plugins act on kubectl's cluster: without a source, the kubeconfig kubectl reads.
   if (frontend == Frontend::kubectl_plugin && options->kubeconfig.empty() && options->objects.empty()) {
     Result<std::string> kubeconfig = default_kubeconfig(std::getenv("KUBECONFIG"), std::getenv("HOME"), file_exists);

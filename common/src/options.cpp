@@ -147,6 +147,20 @@ Result<ParsedArgs, OptionError> parse_options(std::span<const std::string_view> 
   return parsed;
 }
 
+Result<ParsedArgs> parse_options_only(std::span<const std::string_view> args, std::span<const OptionSpec> specs,
+                                      std::string_view command, OptionWording wording) {
+  Result<ParsedArgs, OptionError> parsed = parse_options(args, specs);
+  const bool plain = wording == OptionWording::plain;
+  if (!parsed) {
+    return Error{plain ? parsed.error().message() : parsed.error().options_only_message(command)};
+  }
+  if (!parsed->operands.empty()) {
+    const std::string_view operand = parsed->operands.front();
+    return Error{plain ? "unexpected argument " + std::string(operand) : unexpected_argument(operand, command)};
+  }
+  return std::move(*parsed);
+}
+
 std::string format_options(std::span<const OptionSpec> specs) {
   const bool alias_column =
       std::any_of(specs.begin(), specs.end(), [](const OptionSpec& spec) { return spec.alias != '\0'; });

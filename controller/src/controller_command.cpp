@@ -16,6 +16,8 @@
 #include "vmgate/admission/pipeline.hpp"
 #include "vmgate/common/json_decode.hpp"
 #include "vmgate/kube/api_client.hpp"
+#include "vmgate/kube/api_command.hpp"
+#include "vmgate/kube/command_frame.hpp"
 #include "vmgate/kube/object_informer.hpp"
 #include "vmgate/kube/watch_cache.hpp"
 #include "vmgate/kube/log_line.hpp"
@@ -27,7 +29,6 @@
 namespace vmgate::controller {
 namespace {
 
-constexpr int exit_usage = 2;
 constexpr auto request_deadline = std::chrono::seconds(30);
 constexpr auto lease_retry = std::chrono::seconds(2);
 constexpr auto expected_pod_ttl = std::chrono::seconds(30);
@@ -36,21 +37,7 @@ constexpr unsigned max_lookup_rounds = 3;
 using Clock = std::chrono::steady_clock;
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
-class Log {
- public:
-  explicit Log(kube::LogSink& sink) : sink_(sink) {}
-  void operator()(std::string_view level, std::string_view message, const Fields& fields = {}) {
-    std::vector<std::pair<std::string_view, std::string_view>> views;
-    views.reserve(fields.size());
-    for (const auto& [key, value] : fields) {
-      views.emplace_back(key, value);
-    }
-    sink_.write_now(kube::event_line(std::chrono::system_clock::now(), level, message, views));
-  }
-
- private:
-  kube::LogSink& sink_;
-};
+using Log = kube::EventLog;
 
 // RFC 3339 UTC, with microseconds when asked (a Lease's MicroTime).
 std::string rfc3339(bool micros) {
@@ -413,34 +400,21 @@ std::string collection(std::string_view group_prefix, std::string_view resource,
 }  // namespace
 
 int run_controller(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
-  Result<ControllerOptions> parsed = parse_controller_options(args);
-  if (!parsed) {
-    err << "error: " << parsed.error().message << "\nSee 'vmgate controller --help'.\n";
-    return exit_usage;
+  kube::CommandStart<ControllerOptions> start =
+      kube::start_command(parse_controller_options(args), {"error: ", "vmgate controller"}, controller_usage, out, err);
+  if (!start.options) {
+    return start.exit_code;
   }
-  const ControllerOptions& options = *parsed;
-  if (options.help) {
-    out << controller_usage();
-    return 0;
+  const ControllerOptions& options = *start.options;
+  // The writes and the Lease each on a connection of their own.
+  Result<std::unique_ptr<kube::ApiCommand>> api = kube::open_api_command(options.kubeconfig, options.context, 2);
+  if (!api) {
+    return kube::usage_error({"error: ", ""}, api.error(), err);
   }
-  Result<kube::ClientConfig> config = kube::kubeconfig_or_in_cluster(
-      options.kubeconfig, options.context,
-      "no --kubeconfig, and not in a pod (no service account mounted): give --kubeconfig");
-  if (!config) {
-    err << "error: " << config.error().message << '\n';
-    return exit_usage;
-  }
-  Result<std::unique_ptr<kube::ApiConnection>> writer = kube::ApiConnection::create(*config);
-  Result<std::unique_ptr<kube::ApiConnection>> lease_api = kube::ApiConnection::create(*config);
-  if (!writer || !lease_api) {
-    err << "error: " << (writer ? lease_api.error().message : writer.error().message) << '\n';
-    return exit_usage;
-  }
-  kube::LogSink sink(STDERR_FILENO);
-  Log log(sink);
-  for (const std::string& warning : config->warnings) {
-    log("warning", "kubeconfig", {{"warning", warning}});
-  }
+  const kube::ClientConfig& config = (*api)->config;
+  kube::ApiConnection& writer = *(*api)->connections[0];
+  kube::ApiConnection& lease_api = *(*api)->connections[1];
+  Log& log = (*api)->log;
   const std::string identity = options.identity.empty() ? default_identity() : options.identity;
   Wake wake;
   const kube::CacheLog cache_log = [&log](std::string_view level, std::string_view message,
@@ -450,10 +424,10 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
 
   // The objects the expansion reads (instancetypes, preferences, PVCs, the KubeVirt CR).
   const admission::Pipeline pipeline;
-  Result<std::unique_ptr<kube::WatchCache>> cache = kube::WatchCache::create(*config, pipeline, cache_log);
+  Result<std::unique_ptr<kube::WatchCache>> cache = kube::WatchCache::create(config, pipeline, cache_log);
   if (!cache) {
     err << "error: " << cache.error().message << '\n';
-    return exit_usage;
+    return kube::exit_usage;
   }
   const auto on_change = [&wake] { wake.notify(); };
   std::vector<std::unique_ptr<kube::ObjectInformer>> informers;
@@ -466,20 +440,20 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
         kube::InformerSpec{"pods", collection("/api/v1", "pods", options.namespace_name), "kubevirt.io=virt-launcher",
                            ""}}) {
     Result<std::unique_ptr<kube::ObjectInformer>> informer =
-        kube::ObjectInformer::create(*config, spec, cache_log, on_change);
+        kube::ObjectInformer::create(config, spec, cache_log, on_change);
     if (!informer) {
       err << "error: " << informer.error().message << '\n';
-      return exit_usage;
+      return kube::exit_usage;
     }
     informers.push_back(std::move(informer.value()));
   }
 
   std::optional<Elector> elector;
   if (!options.lease_name.empty()) {
-    elector.emplace(**lease_api, options, identity, log, wake);
+    elector.emplace(lease_api, options, identity, log, wake);
   }
   log("info", "vmgate controller starting",
-      {{"server", config->server},
+      {{"server", config.server},
        {"namespace", options.namespace_name.empty() ? "(all)" : options.namespace_name},
        {"lease",
         options.lease_name.empty() ? "(none: single replica)" : options.lease_namespace + "/" + options.lease_name},
@@ -493,7 +467,7 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     elector->start();
   }
 
-  Executor executor(**writer, log);
+  Executor executor(writer, log);
   bool announced_synced = false;
   std::set<std::string> logged_notes;
   while (!stop.stopped()) {

@@ -1,5 +1,6 @@
 // `vmgate controller`'s command line.
 #include <algorithm>
+#include <array>
 
 #include "vmgate/common/options.hpp"
 #include "vmgate/controller/controller_command.hpp"
@@ -89,6 +90,20 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
 
+// The options stored as given; parse_controller_options() checks the others.
+constexpr std::array fields{
+    common::bind_option(Option::kubeconfig, &ControllerOptions::kubeconfig),
+    common::bind_option(Option::context, &ControllerOptions::context),
+    common::bind_option(Option::namespace_name, &ControllerOptions::namespace_name),
+    common::bind_option(Option::lease_namespace, &ControllerOptions::lease_namespace),
+    common::bind_option(Option::lease_name, &ControllerOptions::lease_name),
+    common::bind_option(Option::identity, &ControllerOptions::identity),
+    common::bind_option(Option::launcher_image, &ControllerOptions::launcher_image),
+    common::bind_option(Option::launcher_service_account, &ControllerOptions::launcher_service_account),
+    common::bind_option(Option::use_emulation, &ControllerOptions::use_emulation),
+    common::bind_option(Option::help, &ControllerOptions::help),
+};
+
 // A duration option no shorter than `minimum` (a resync or lease too short to mean anything).
 Result<std::chrono::milliseconds> duration_option(std::string_view name, std::string_view text,
                                                   std::chrono::milliseconds minimum) {
@@ -103,85 +118,58 @@ Result<std::chrono::milliseconds> duration_option(std::string_view name, std::st
   return value;
 }
 
+constexpr common::CommandSyntax<ControllerOptions> syntax{"controller", specs, fields};
+
+Status apply_option(ControllerOptions& options, Option option, std::string_view value) {
+  const std::string text(value);
+  switch (option) {
+    case Option::launcher_link:
+      if (text == "pod") {
+        options.launcher_link = LauncherLink::pod;
+      } else if (text == "api") {
+        options.launcher_link = LauncherLink::api;
+      } else {
+        return Error{"--launcher-link must be pod or api, not \"" + text + "\""};
+      }
+      break;
+    case Option::container_disk_delivery:
+      if (text == "copy") {
+        options.container_disk_delivery = ContainerDiskDelivery::copy;
+      } else if (text == "image-volume") {
+        options.container_disk_delivery = ContainerDiskDelivery::image_volume;
+      } else {
+        return Error{"--container-disk-delivery must be copy or image-volume, not \"" + text + "\""};
+      }
+      break;
+    case Option::resync: {
+      Result<std::chrono::milliseconds> duration = duration_option("resync", value, std::chrono::milliseconds(100));
+      if (!duration) {
+        return duration.error();
+      }
+      options.resync = *duration;
+      break;
+    }
+    case Option::lease_duration: {
+      Result<std::chrono::milliseconds> duration = duration_option("lease-duration", value, std::chrono::seconds(3));
+      if (!duration) {
+        return duration.error();
+      }
+      options.lease_duration = std::chrono::duration_cast<std::chrono::seconds>(*duration);
+      break;
+    }
+    default:  // stored above
+      break;
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Result<ControllerOptions> parse_controller_options(std::span<const std::string_view> args) {
-  Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
-  if (!parsed) {
-    return Error{parsed.error().options_only_message("controller")};
-  }
-  if (!parsed->operands.empty()) {
-    return Error{common::unexpected_argument(parsed->operands.front(), "controller")};
-  }
   ControllerOptions options;
-  for (const auto& [index, value] : parsed->options) {
-    const std::string text(value);
-    switch (static_cast<Option>(index)) {
-      case Option::kubeconfig:
-        options.kubeconfig = text;
-        break;
-      case Option::context:
-        options.context = text;
-        break;
-      case Option::namespace_name:
-        options.namespace_name = text;
-        break;
-      case Option::lease_namespace:
-        options.lease_namespace = text;
-        break;
-      case Option::lease_name:
-        options.lease_name = text;
-        break;
-      case Option::identity:
-        options.identity = text;
-        break;
-      case Option::launcher_image:
-        options.launcher_image = text;
-        break;
-      case Option::launcher_service_account:
-        options.launcher_service_account = text;
-        break;
-      case Option::launcher_link:
-        if (text == "pod") {
-          options.launcher_link = LauncherLink::pod;
-        } else if (text == "api") {
-          options.launcher_link = LauncherLink::api;
-        } else {
-          return Error{"--launcher-link must be pod or api, not \"" + text + "\""};
-        }
-        break;
-      case Option::container_disk_delivery:
-        if (text == "copy") {
-          options.container_disk_delivery = ContainerDiskDelivery::copy;
-        } else if (text == "image-volume") {
-          options.container_disk_delivery = ContainerDiskDelivery::image_volume;
-        } else {
-          return Error{"--container-disk-delivery must be copy or image-volume, not \"" + text + "\""};
-        }
-        break;
-      case Option::use_emulation:
-        options.use_emulation = true;
-        break;
-      case Option::resync: {
-        Result<std::chrono::milliseconds> duration = duration_option("resync", value, std::chrono::milliseconds(100));
-        if (!duration) {
-          return duration.error();
-        }
-        options.resync = *duration;
-        break;
-      }
-      case Option::lease_duration: {
-        Result<std::chrono::milliseconds> duration = duration_option("lease-duration", value, std::chrono::seconds(3));
-        if (!duration) {
-          return duration.error();
-        }
-        options.lease_duration = std::chrono::duration_cast<std::chrono::seconds>(*duration);
-        break;
-      }
-      case Option::help:
-        options.help = true;
-        break;
-    }
+  Result<common::ParsedArgs> parsed = common::parse_command_line(args, syntax, options, apply_option);
+  if (!parsed) {
+    return parsed.error();
   }
   if (options.help) {
     return options;

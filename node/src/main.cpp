@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "vmgate/kube/client_config.hpp"
+#include "vmgate/kube/command_frame.hpp"
 #include "vmgate/node/agent.hpp"
 #include "vmgate/node/node_labeller.hpp"
 #include "vmgate/node/launcher_pods.hpp"
@@ -53,15 +54,13 @@ std::unique_ptr<vmgate::node::NodeLabeller> start_labeller(const vmgate::node::N
 }
 
 int run(const std::vector<std::string_view>& args) {
-  vmgate::Result<vmgate::node::NodeOptions> options = vmgate::node::parse_node_options(args);
-  if (!options) {
-    std::cerr << "vmgate-node: " << options.error().message << '\n';
-    return 2;
+  // vmgate-node's errors name it, with no pointer to --help.
+  vmgate::kube::CommandStart<vmgate::node::NodeOptions> start = vmgate::kube::start_command(
+      vmgate::node::parse_node_options(args), {"vmgate-node: ", ""}, vmgate::node::node_usage, std::cout, std::cerr);
+  if (!start.options) {
+    return start.exit_code;
   }
-  if (options->help) {
-    std::cout << vmgate::node::node_usage();
-    return 0;
-  }
+  std::optional<vmgate::node::NodeOptions>& options = start.options;
   // Blocked before gRPC starts its threads, so that only the signalfd sees SIGTERM and SIGINT.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);

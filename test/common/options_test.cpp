@@ -197,5 +197,67 @@ TEST(Options, OptionsOnlyWording) {
   EXPECT_EQ(unexpected_argument("vm.yaml", "certs"), "unexpected argument \"vm.yaml\" (certs takes only options)");
 }
 
+// The two wordings of parse_options_only(): a parse error and an operand.
+TEST(Options, ParseOptionsOnly) {
+  auto message_of = [](std::vector<std::string_view> args, OptionWording wording) {
+    Result<ParsedArgs> parsed = parse_options_only(args, specs, "serve", wording);
+    return parsed.ok() ? std::string("(parsed)") : parsed.error().message;
+  };
+  EXPECT_EQ(message_of({"--mode"}, OptionWording::options_only), "--mode needs a value");
+  EXPECT_EQ(message_of({"--mode"}, OptionWording::plain), "option --mode needs a value");
+  EXPECT_EQ(message_of({"-f", "a", "x"}, OptionWording::options_only),
+            "unexpected argument \"x\" (serve takes only options)");
+  EXPECT_EQ(message_of({"x"}, OptionWording::plain), "unexpected argument x");
+  EXPECT_EQ(message_of({"-f", "a", "-v"}, OptionWording::options_only), "(parsed)");
+}
+
+// A command's options: the plain ones stored through bind_option(), the rest applied by the
+// command, in command-line order, stopping at the first error.
+struct ToolOptions {
+  std::vector<std::string> files;
+  std::string name;
+  bool verbose = false;
+  int mode = 0;
+};
+
+Status apply_tool_option(ToolOptions& options, Index option, std::string_view value) {
+  if (option != mode) {
+    return Error{"not stored: " + std::to_string(option)};
+  }
+  if (value != "fast" && value != "slow") {
+    return Error{"--mode: \"" + std::string(value) + "\" is not fast or slow"};
+  }
+  options.mode = value == "fast" ? 1 : 2;
+  return Ok{};
+}
+
+constexpr std::array tool_fields{bind_option(file, &ToolOptions::files), bind_option(name, &ToolOptions::name),
+                                 bind_option(verbose, &ToolOptions::verbose)};
+constexpr CommandSyntax<ToolOptions> tool{"tool", specs, tool_fields};
+
+TEST(Options, ParseCommandLineStoresAndApplies) {
+  ToolOptions options;
+  const std::vector<std::string_view> args{"-f", "a", "--mode=fast", "-v", "--file", "b", "-n", "x"};
+  Result<ParsedArgs> parsed = parse_command_line(args, tool, options, apply_tool_option);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(options.files, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(options.name, "x");
+  EXPECT_TRUE(options.verbose);
+  EXPECT_EQ(options.mode, 1);
+  EXPECT_TRUE(parsed->has(mode));
+}
+
+TEST(Options, ParseCommandLineStopsAtTheFirstError) {
+  ToolOptions options;
+  std::vector<std::string_view> args{"-v", "--mode=medium"};
+  Result<ParsedArgs> parsed = parse_command_line(args, tool, options, apply_tool_option);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().message, "--mode: \"medium\" is not fast or slow");
+  args = {"-n", "x", "extra"};
+  parsed = parse_command_line(args, tool, options, apply_tool_option);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().message, "unexpected argument \"extra\" (tool takes only options)");
+}
+
 }  // namespace
 }  // namespace vmgate::common

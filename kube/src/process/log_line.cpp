@@ -93,4 +93,9 @@ void LogSink::flush_locked() {
   pending_.clear();
 }
 
+void EventLog::operator()(std::string_view level, std::string_view message, const Fields& fields) {
+  const std::vector<std::pair<std::string_view, std::string_view>> views(fields.begin(), fields.end());
+  sink_.write_now(event_line(std::chrono::system_clock::now(), level, message, views));
+}
+
 }  // namespace vmgate::kube

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "vmgate/kube/command_frame.hpp"
 #include "vmgate/launcher/console_tail.hpp"
 #include "vmgate/launcher/converter.hpp"
 #include "vmgate/launcher/host_topology.hpp"
@@ -173,16 +174,13 @@ int boot(const LauncherOptions& options, const json::Value& /*vmi*/, const std::
 #endif
 
 int run_launcher(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err) {
-  constexpr int exit_usage = 2;
-  Result<LauncherOptions> options = parse_launcher_options(args);
-  if (!options) {
-    err << "vmgate-launcher: " << options.error().message << "\nSee 'vmgate-launcher --help'.\n";
-    return exit_usage;
+  using kube::exit_usage;
+  kube::CommandStart<LauncherOptions> start = kube::start_command(
+      parse_launcher_options(args), {"vmgate-launcher: ", "vmgate-launcher"}, launcher_usage, out, err);
+  if (!start.options) {
+    return start.exit_code;
   }
-  if (options->help) {
-    out << launcher_usage();
-    return 0;
-  }
+  std::optional<LauncherOptions>& options = start.options;
   if (!options->tail_console.empty()) {
     return tail_console_until_stopped(*options, out, err);
   }

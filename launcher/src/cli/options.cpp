@@ -83,6 +83,70 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
 
+// The options stored as given (the last one winning); parse_launcher_options() checks the others.
+constexpr std::array fields{
+    common::bind_option(Option::vmi, &LauncherOptions::vmi_file),
+    common::bind_option(Option::vm, &LauncherOptions::vm_file),
+    common::bind_option(Option::objects, &LauncherOptions::objects),
+    common::bind_option(Option::namespace_name, &LauncherOptions::namespace_name),
+    common::bind_option(Option::vmi_name, &LauncherOptions::vmi_name),
+    common::bind_option(Option::kubeconfig, &LauncherOptions::kubeconfig),
+    common::bind_option(Option::context, &LauncherOptions::context),
+    common::bind_option(Option::print_xml, &LauncherOptions::print_xml),
+    common::bind_option(Option::console_log, &LauncherOptions::console_log),
+    common::bind_option(Option::kernel_boot_dir, &LauncherOptions::kernel_boot_dir),
+    common::bind_option(Option::pod_root, &LauncherOptions::pod_root),
+    common::bind_option(Option::connect, &LauncherOptions::connect),
+    common::bind_option(Option::root, &LauncherOptions::root),
+    common::bind_option(Option::status_file, &LauncherOptions::status_file),
+    common::bind_option(Option::tail_console, &LauncherOptions::tail_console),
+    common::bind_option(Option::until_status, &LauncherOptions::until_status),
+    common::bind_option(Option::help, &LauncherOptions::help),
+};
+
+constexpr common::CommandSyntax<LauncherOptions> syntax{"vmgate-launcher", specs, fields, common::OptionWording::plain};
+
+Status apply_option(LauncherOptions& options, Option option, std::string_view text) {
+  const std::string value(text);
+  switch (option) {
+    case Option::emulation:
+      if (value == "auto") {
+        options.emulation = Emulation::auto_detect;
+      } else if (value == "software") {
+        options.emulation = Emulation::software;
+      } else if (value == "kvm") {
+        options.emulation = Emulation::kvm;
+      } else {
+        return Error{"--emulation must be auto, software or kvm, not \"" + value + "\""};
+      }
+      break;
+    case Option::ovmf_code:
+      options.firmware.efi_code = value;
+      break;
+    case Option::ovmf_vars:
+      options.firmware.efi_vars = value;
+      break;
+    case Option::ovmf_secboot_code:
+      options.firmware.secure_boot_code = value;
+      break;
+    case Option::ovmf_secboot_vars:
+      options.firmware.secure_boot_vars = value;
+      break;
+    case Option::grace_period: {
+      long seconds = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+      if (ec != std::errc() || end != value.data() + value.size() || seconds < 0) {
+        return Error{"--grace-period must be a non-negative number of seconds, not \"" + value + "\""};
+      }
+      options.grace_period_seconds = seconds;
+      break;
+    }
+    default:  // stored above
+      break;
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 std::string launcher_usage() {
@@ -138,101 +202,10 @@ The guest's console (a launcher pod's guest-console-log container):
 }
 
 Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view> args) {
-  Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
-  if (!parsed) {
-    return Error{parsed.error().message()};
-  }
-  if (!parsed->operands.empty()) {
-    return Error{"unexpected argument " + std::string(parsed->operands.front())};
-  }
   LauncherOptions options;
-  for (const auto& [spec_index, text] : parsed->options) {
-    const std::string value(text);
-    switch (static_cast<Option>(spec_index)) {
-      case Option::vmi:
-        options.vmi_file = value;
-        break;
-      case Option::vm:
-        options.vm_file = value;
-        break;
-      case Option::objects:
-        options.objects.push_back(value);
-        break;
-      case Option::namespace_name:
-        options.namespace_name = value;
-        break;
-      case Option::kubeconfig:
-        options.kubeconfig = value;
-        break;
-      case Option::context:
-        options.context = value;
-        break;
-      case Option::vmi_name:
-        options.vmi_name = value;
-        break;
-      case Option::print_xml:
-        options.print_xml = true;
-        break;
-      case Option::emulation:
-        if (value == "auto") {
-          options.emulation = Emulation::auto_detect;
-        } else if (value == "software") {
-          options.emulation = Emulation::software;
-        } else if (value == "kvm") {
-          options.emulation = Emulation::kvm;
-        } else {
-          return Error{"--emulation must be auto, software or kvm, not \"" + value + "\""};
-        }
-        break;
-      case Option::console_log:
-        options.console_log = value;
-        break;
-      case Option::kernel_boot_dir:
-        options.kernel_boot_dir = value;
-        break;
-      case Option::pod_root:
-        options.pod_root = value;
-        break;
-      case Option::ovmf_code:
-        options.firmware.efi_code = value;
-        break;
-      case Option::ovmf_vars:
-        options.firmware.efi_vars = value;
-        break;
-      case Option::ovmf_secboot_code:
-        options.firmware.secure_boot_code = value;
-        break;
-      case Option::ovmf_secboot_vars:
-        options.firmware.secure_boot_vars = value;
-        break;
-      case Option::connect:
-        options.connect = value;
-        break;
-      case Option::root:
-        options.root = value;
-        break;
-      case Option::grace_period: {
-        long seconds = 0;
-        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-        if (ec != std::errc() || end != value.data() + value.size() || seconds < 0) {
-          return Error{"--grace-period must be a non-negative number of seconds, not \"" + value + "\""};
-        }
-        options.grace_period_seconds = seconds;
-        break;
-      }
-      case Option::status_file:
-        options.status_file = value;
-        break;
-      case Option::tail_console:
-        options.tail_console = value;
-        break;
-      case Option::until_status:
-        options.until_status = value;
-        break;
-      case Option::help:
-        options.help = true;
-        break;
-    }
+  Result<common::ParsedArgs> parsed = common::parse_command_line(args, syntax, options, apply_option);
+  if (!parsed) {
+    return parsed.error();
   }
   if (options.help) {
     return options;

@@ -1,5 +1,6 @@
 #include "vmgate/node/node_options.hpp"
 
+#include <array>
 #include <charconv>
 
 #include "vmgate/common/options.hpp"
@@ -86,85 +87,70 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
 
+// The options stored as given; parse_node_options() checks the others.
+constexpr std::array fields{
+    common::bind_option(Option::device_plugin_dir, &NodeOptions::device_plugin_dir),
+    common::bind_option(Option::dev_root, &NodeOptions::dev_root),
+    common::bind_option(Option::node_name, &NodeOptions::node_name),
+    common::bind_option(Option::kubeconfig, &NodeOptions::kubeconfig),
+    common::bind_option(Option::kubevirt_namespace, &NodeOptions::kubevirt_namespace),
+    common::bind_option(Option::use_emulation, &NodeOptions::use_emulation),
+    common::bind_option(Option::libvirt_root, &NodeOptions::libvirt_root),
+    common::bind_option(Option::kubelet_root, &NodeOptions::kubelet_root),
+    common::bind_option(Option::cgroup_root, &NodeOptions::cgroup_root),
+    common::bind_option(Option::proc_root, &NodeOptions::proc_root),
+    common::bind_option(Option::help, &NodeOptions::help),
+};
+
+constexpr common::CommandSyntax<NodeOptions> syntax{"vmgate-node", specs, fields};
+
+Status apply_option(NodeOptions& options, Option option, std::string_view value) {
+  switch (option) {
+    case Option::devices: {
+      Result<std::vector<DeviceKind>> devices = parse_device_list(value);
+      if (!devices) {
+        return Error{"--devices: " + devices.error().message};
+      }
+      options.devices = std::move(*devices);
+      break;
+    }
+    case Option::max_devices: {
+      int count = 0;
+      const std::string_view text = value;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+      if (error != std::errc{} || end != text.data() + text.size() || count < 1 || count > 1000000) {
+        return Error{"--max-devices: \"" + std::string(text) + "\" is not a number from 1 to 1000000"};
+      }
+      options.max_devices = count;
+      break;
+    }
+    case Option::label_interval: {
+      int seconds = 0;
+      const std::string_view text = value;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+      if (error != std::errc{} || end != text.data() + text.size() || seconds < 1 || seconds > 86400) {
+        return Error{"--label-interval: \"" + std::string(text) + "\" is not a number of seconds from 1 to 86400"};
+      }
+      options.label_interval_seconds = seconds;
+      break;
+    }
+    case Option::no_pod_network:
+      options.pod_network = false;
+      break;
+    default:  // stored above
+      break;
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Result<NodeOptions> parse_node_options(std::span<const std::string_view> args) {
-  Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
-  if (!parsed) {
-    return Error{parsed.error().options_only_message("vmgate-node")};
-  }
-  if (!parsed->operands.empty()) {
-    return Error{common::unexpected_argument(parsed->operands.front(), "vmgate-node")};
-  }
   NodeOptions options;
   options.devices.assign(known_devices().begin(), known_devices().end());
-  for (const common::ParsedOption& option : parsed->options) {
-    switch (static_cast<Option>(option.index)) {
-      case Option::device_plugin_dir:
-        options.device_plugin_dir = std::string(option.value);
-        break;
-      case Option::devices: {
-        Result<std::vector<DeviceKind>> devices = parse_device_list(option.value);
-        if (!devices) {
-          return Error{"--devices: " + devices.error().message};
-        }
-        options.devices = std::move(*devices);
-        break;
-      }
-      case Option::dev_root:
-        options.dev_root = std::string(option.value);
-        break;
-      case Option::max_devices: {
-        int count = 0;
-        const std::string_view text = option.value;
-        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
-        if (error != std::errc{} || end != text.data() + text.size() || count < 1 || count > 1000000) {
-          return Error{"--max-devices: \"" + std::string(text) + "\" is not a number from 1 to 1000000"};
-        }
-        options.max_devices = count;
-        break;
-      }
-      case Option::node_name:
-        options.node_name = std::string(option.value);
-        break;
-      case Option::kubeconfig:
-        options.kubeconfig = std::string(option.value);
-        break;
-      case Option::kubevirt_namespace:
-        options.kubevirt_namespace = std::string(option.value);
-        break;
-      case Option::use_emulation:
-        options.use_emulation = true;
-        break;
-      case Option::libvirt_root:
-        options.libvirt_root = std::string(option.value);
-        break;
-      case Option::label_interval: {
-        int seconds = 0;
-        const std::string_view text = option.value;
-        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-        if (error != std::errc{} || end != text.data() + text.size() || seconds < 1 || seconds > 86400) {
-          return Error{"--label-interval: \"" + std::string(text) + "\" is not a number of seconds from 1 to 86400"};
-        }
-        options.label_interval_seconds = seconds;
-        break;
-      }
-      case Option::kubelet_root:
-        options.kubelet_root = std::string(option.value);
-        break;
-      case Option::cgroup_root:
-        options.cgroup_root = std::string(option.value);
-        break;
-      case Option::proc_root:
-        options.proc_root = std::string(option.value);
-        break;
-      case Option::no_pod_network:
-        options.pod_network = false;
-        break;
-      case Option::help:
-        options.help = true;
-        break;
-    }
+  Result<common::ParsedArgs> parsed = common::parse_command_line(args, syntax, options, apply_option);
+  if (!parsed) {
+    return parsed.error();
   }
   return options;
 }

@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "vmgate/kube/api_client.hpp"
+#include "vmgate/kube/api_command.hpp"
 #include "vmgate/kube/client_config.hpp"
+#include "vmgate/kube/command_frame.hpp"
 #include "vmgate/kube/log_line.hpp"
 #include "vmgate/kube/stop_signal.hpp"
 #include "vmgate/server/certs_objects.hpp"
@@ -27,7 +29,6 @@ using namespace std::chrono_literals;
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
 constexpr int exit_failed = 1;
-constexpr int exit_usage = 2;
 constexpr auto api_deadline = 15s;
 constexpr auto probe_timeout = 3s;
 // Steps one pass may take: a whole rotation is about six; more means no progress.
@@ -41,17 +42,7 @@ std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-class Log {
- public:
-  explicit Log(kube::LogSink& sink) : sink_(sink) {}
-  void operator()(std::string_view level, std::string_view message, const Fields& fields = {}) {
-    std::vector<std::pair<std::string_view, std::string_view>> views(fields.begin(), fields.end());
-    sink_.write_now(kube::event_line(std::chrono::system_clock::now(), level, message, views));
-  }
-
- private:
-  kube::LogSink& sink_;
-};
+using Log = kube::EventLog;
 
 std::string joined(const std::vector<std::string>& parts, std::string_view separator = "; ") {
   std::string text;
@@ -449,36 +440,21 @@ class Reconciler {
 }  // namespace
 
 int run_certs(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
-  Result<CertsOptions> parsed = parse_certs_options(args);
-  if (!parsed) {
-    err << "error: " << parsed.error().message << "\nSee 'vmgate certs --help'.\n";
-    return exit_usage;
+  kube::CommandStart<CertsOptions> start =
+      kube::start_command(parse_certs_options(args), {"error: ", "vmgate certs"}, certs_usage, out, err);
+  if (!start.options) {
+    return start.exit_code;
   }
-  const CertsOptions& options = *parsed;
-  if (options.help) {
-    out << certs_usage();
-    return 0;
-  }
-  Result<kube::ClientConfig> config = kube::kubeconfig_or_in_cluster(
-      options.kubeconfig, options.context,
-      "no --kubeconfig, and not in a pod (no service account mounted): give --kubeconfig");
-  if (!config) {
-    err << "error: " << config.error().message << '\n';
-    return exit_usage;
-  }
-  Result<std::unique_ptr<kube::ApiConnection>> api = kube::ApiConnection::create(*config);
+  const CertsOptions& options = *start.options;
+  Result<std::unique_ptr<kube::ApiCommand>> api = kube::open_api_command(options.kubeconfig, options.context, 1);
   if (!api) {
-    err << "error: " << api.error().message << '\n';
-    return exit_usage;
+    return kube::usage_error({"error: ", ""}, api.error(), err);
   }
-  kube::LogSink sink(STDERR_FILENO);
-  Log log(sink);
-  for (const std::string& warning : config->warnings) {
-    log("warning", "kubeconfig", {{"warning", warning}});
-  }
+  const kube::ClientConfig& config = (*api)->config;
+  Log& log = (*api)->log;
   // Continuous mode wakes early on SIGTERM; --once keeps the default signal handling.
   std::optional<kube::StopSignal> stop;
-  Reconciler reconciler(**api, options, log, [&stop](std::chrono::milliseconds interval) {
+  Reconciler reconciler(*(*api)->connections[0], options, log, [&stop](std::chrono::milliseconds interval) {
     if (stop) {
       return !stop->wait(interval);
     }
@@ -490,7 +466,7 @@ int run_certs(std::span<const std::string_view> args, std::ostream& out, std::os
        {"service", options.service},
        {"secret", options.secret},
        {"mode", options.once ? "once" : "continuous"},
-       {"server", config->server}});
+       {"server", config.server}});
 
   if (options.once) {
     Result<PassResult> result = reconciler.pass();

@@ -1,5 +1,7 @@
 #include "vmgate/server/certs_options.hpp"
 
+#include <array>
+
 #include "vmgate/admission/validation/dns1123.hpp"
 #include "vmgate/common/options.hpp"
 #include "vmgate/kube/go_duration.hpp"
@@ -86,6 +88,16 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
 
+// The options stored as given; parse_certs_options() checks the others.
+constexpr std::array fields{
+    common::bind_option(Option::write_dir, &CertsOptions::write_dir),
+    common::bind_option(Option::kubeconfig, &CertsOptions::kubeconfig),
+    common::bind_option(Option::context, &CertsOptions::context),
+    common::bind_option(Option::once, &CertsOptions::once),
+    common::bind_option(Option::force_renew, &CertsOptions::force_renew),
+    common::bind_option(Option::help, &CertsOptions::help),
+};
+
 // What Kubernetes accepts as a Service or namespace name (a DNS-1123 label) and as a Secret or
 // configuration name (a DNS-1123 subdomain).
 bool is_label(std::string_view text) {
@@ -96,97 +108,78 @@ bool is_subdomain(std::string_view text) {
   return admission::validation::dns1123_subdomain_errors(text).empty();
 }
 
+constexpr common::CommandSyntax<CertsOptions> syntax{"certs", specs, fields};
+
+Status apply_option(CertsOptions& options, Option option, std::string_view value) {
+  const std::string name(specs[common::option_index(option)].name);
+  const std::string text(value);
+  auto subdomain = [&](std::string& field) -> Status {
+    if (!is_subdomain(text)) {
+      std::string message = "--" + name;
+      message += ": \"" + text;
+      message += "\" is not a Kubernetes name (lower-case letters, digits, '-', '.')";
+      return Error{message};
+    }
+    field = text;
+    return Ok{};
+  };
+  Status status = Ok{};
+  switch (option) {
+    case Option::namespace_name:
+      if (!is_label(text)) {
+        return Error{"--namespace: \"" + text + "\" is not a namespace name (lower-case letters, digits, '-')"};
+      }
+      options.namespace_name = text;
+      break;
+    case Option::service:
+      if (!is_label(text)) {
+        return Error{"--service: \"" + text + "\" is not a Service name (lower-case letters, digits, '-')"};
+      }
+      options.service = text;
+      break;
+    case Option::secret:
+      status = subdomain(options.secret);
+      break;
+    case Option::mutating:
+      status = subdomain(options.mutating.emplace_back());
+      break;
+    case Option::validating:
+      status = subdomain(options.validating.emplace_back());
+      break;
+    case Option::cluster_domain:
+      status = subdomain(options.cluster_domain);
+      break;
+    case Option::ca_duration:
+    case Option::cert_duration:
+    case Option::renew_before:
+    case Option::check_interval: {
+      Result<std::chrono::nanoseconds> duration = kube::parse_duration_option(name, text, false);
+      if (!duration) {
+        return duration.error();
+      }
+      if (option == Option::check_interval) {
+        options.check_interval = std::chrono::ceil<std::chrono::milliseconds>(*duration);
+      } else {
+        const auto seconds = std::chrono::ceil<std::chrono::seconds>(*duration);
+        (option == Option::ca_duration     ? options.ca_duration
+         : option == Option::cert_duration ? options.cert_duration
+                                           : options.renew_before) = seconds;
+      }
+      break;
+    }
+    default:  // stored above
+      break;
+  }
+  return status;
+}
+
 }  // namespace
 
 Result<CertsOptions> parse_certs_options(std::span<const std::string_view> args) {
-  Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
-  if (!parsed) {
-    return Error{parsed.error().options_only_message("certs")};
-  }
-  if (!parsed->operands.empty()) {
-    return Error{common::unexpected_argument(parsed->operands.front(), "certs")};
-  }
   CertsOptions options;
-  for (const auto& [spec_index, value] : parsed->options) {
-    const auto option = static_cast<Option>(spec_index);
-    const std::string name(specs[spec_index].name);
-    const std::string text(value);
-    auto subdomain = [&](std::string& field) -> Status {
-      if (!is_subdomain(text)) {
-        std::string message = "--" + name;
-        message += ": \"" + text;
-        message += "\" is not a Kubernetes name (lower-case letters, digits, '-', '.')";
-        return Error{message};
-      }
-      field = text;
-      return Ok{};
-    };
-    Status status = Ok{};
-    switch (option) {
-      case Option::namespace_name:
-        if (!is_label(text)) {
-          return Error{"--namespace: \"" + text + "\" is not a namespace name (lower-case letters, digits, '-')"};
-        }
-        options.namespace_name = text;
-        break;
-      case Option::service:
-        if (!is_label(text)) {
-          return Error{"--service: \"" + text + "\" is not a Service name (lower-case letters, digits, '-')"};
-        }
-        options.service = text;
-        break;
-      case Option::secret:
-        status = subdomain(options.secret);
-        break;
-      case Option::mutating:
-        status = subdomain(options.mutating.emplace_back());
-        break;
-      case Option::validating:
-        status = subdomain(options.validating.emplace_back());
-        break;
-      case Option::cluster_domain:
-        status = subdomain(options.cluster_domain);
-        break;
-      case Option::write_dir:
-        options.write_dir = text;
-        break;
-      case Option::kubeconfig:
-        options.kubeconfig = text;
-        break;
-      case Option::context:
-        options.context = text;
-        break;
-      case Option::once:
-        options.once = true;
-        break;
-      case Option::force_renew:
-        options.force_renew = true;
-        break;
-      case Option::help:
-        options.help = true;
-        break;
-      case Option::ca_duration:
-      case Option::cert_duration:
-      case Option::renew_before:
-      case Option::check_interval: {
-        Result<std::chrono::nanoseconds> duration = kube::parse_duration_option(name, text, false);
-        if (!duration) {
-          return duration.error();
-        }
-        if (option == Option::check_interval) {
-          options.check_interval = std::chrono::ceil<std::chrono::milliseconds>(*duration);
-        } else {
-          const auto seconds = std::chrono::ceil<std::chrono::seconds>(*duration);
-          (option == Option::ca_duration     ? options.ca_duration
-           : option == Option::cert_duration ? options.cert_duration
-                                             : options.renew_before) = seconds;
-        }
-        break;
-      }
-    }
-    if (!status) {
-      return status.error();
-    }
+  Result<common::ParsedArgs> parsed = common::parse_command_line(args, syntax, options, apply_option);
+  if (!parsed) {
+    return parsed.error();
   }
   if (options.help) {
     return options;

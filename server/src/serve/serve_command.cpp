@@ -15,6 +15,7 @@
 #include <string>
 
 #include "vmgate/kube/client_config.hpp"
+#include "vmgate/kube/command_frame.hpp"
 #include "vmgate/kube/log_line.hpp"
 #include "vmgate/server/api_cluster_source.hpp"
 #include "vmgate/server/metrics.hpp"
@@ -28,7 +29,7 @@ namespace vmgate::serve {
 
 namespace {
 
-constexpr int exit_usage = 2;
+using kube::exit_usage;
 
 // The CPUs this process may run on (taskset, cgroup cpusets), not the machine's.
 unsigned usable_cpus() {
@@ -209,16 +210,13 @@ Result<std::unique_ptr<ClusterSource>> open_cluster(const ServeOptions& options,
 }  // namespace
 
 int run_serve(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
-  Result<ServeOptions> parsed = parse_serve_options(args, [](const char* name) { return std::getenv(name); });
-  if (!parsed) {
-    err << "error: " << parsed.error().message << "\nSee 'vmgate serve --help'.\n";
-    return exit_usage;
+  kube::CommandStart<ServeOptions> start =
+      kube::start_command(parse_serve_options(args, [](const char* name) { return std::getenv(name); }),
+                          {"error: ", "vmgate serve"}, serve_usage, out, err);
+  if (!start.options) {
+    return start.exit_code;
   }
-  ServeOptions& options = *parsed;
-  if (options.help) {
-    out << serve_usage();
-    return 0;
-  }
+  ServeOptions& options = *start.options;
   // Keep freed heap instead of trimming it back to the kernel after every request: each
   // admission allocates and frees a few 64 KiB RapidJSON pools, and trimming them costs page
   // faults worth ~20 us per small VM (bench/README.md).

@@ -147,6 +147,20 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
 
+// The options stored as given; parse_serve_options() checks the others.
+constexpr std::array fields{
+    common::bind_option(Option::tls_cert, &ServeOptions::tls_cert),
+    common::bind_option(Option::tls_key, &ServeOptions::tls_key),
+    common::bind_option(Option::client_ca, &ServeOptions::client_ca),
+    common::bind_option(Option::dev_cert_dir, &ServeOptions::dev_cert_dir),
+    common::bind_option(Option::objects, &ServeOptions::objects),
+    common::bind_option(Option::kubeconfig, &ServeOptions::kubeconfig),
+    common::bind_option(Option::context, &ServeOptions::context),
+    common::bind_option(Option::kubevirt_namespace, &ServeOptions::kubevirt_namespace),
+    common::bind_option(Option::launcher_service_account, &ServeOptions::launcher_service_account),
+    common::bind_option(Option::help, &ServeOptions::help),
+};
+
 template <class Number>
 std::optional<Number> parse_number(std::string_view text) {
   Number value{};
@@ -203,6 +217,84 @@ bool is_ip_literal(const std::string& host) {
          ::inet_pton(AF_INET6, host.c_str(), buffer.data()) == 1;
 }
 
+constexpr common::CommandSyntax<ServeOptions> syntax{"serve", specs, fields};
+
+Status apply_option(ServeOptions& options, Option option, std::string_view value) {
+  const std::string_view name = specs[common::option_index(option)].name;
+  const std::string text(value);
+  switch (option) {
+    case Option::listen:
+    case Option::metrics_listen: {
+      Result<ListenAddress> address = parse_listen_address(text);
+      if (!address) {
+        return Error{"--" + std::string(name) + ": " + address.error().message};
+      }
+      (option == Option::listen ? options.listen : options.metrics_listen) = *address;
+      break;
+    }
+    case Option::tls_profile:
+      if (text == "intermediate") {
+        options.tls_profile = TlsProfile::intermediate;
+      } else if (text == "modern") {
+        options.tls_profile = TlsProfile::modern;
+      } else {
+        return Error{"--tls-profile: \"" + text + "\" is not intermediate (TLS 1.2+) or modern (TLS 1.3)"};
+      }
+      break;
+    case Option::threads: {
+      const std::optional<unsigned> threads = parse_number<unsigned>(text);
+      if (!threads || *threads > 1024) {
+        return Error{"--threads: \"" + text + "\" is not a number from 0 (one per CPU) to 1024"};
+      }
+      options.threads = *threads;
+      break;
+    }
+    case Option::max_connections: {
+      const std::optional<std::size_t> count = parse_number<std::size_t>(text);
+      if (!count || *count == 0) {
+        return Error{"--max-connections: \"" + text + "\" is not a positive number"};
+      }
+      options.max_connections = *count;
+      break;
+    }
+    case Option::max_body_memory: {
+      const std::optional<std::size_t> bytes = parse_byte_size(text);
+      if (!bytes || *bytes == 0) {
+        return Error{"--max-body-memory: \"" + text + "\" is not a positive size (bytes, or with Ki, Mi or Gi)"};
+      }
+      options.max_body_memory = *bytes;
+      break;
+    }
+    case Option::access_log:
+      if (text != "true" && text != "false") {
+        return Error{"--access-log: \"" + text + "\" is not true or false"};
+      }
+      options.access_log = text == "true";
+      break;
+    case Option::watch_interval:
+    case Option::cache_sync_timeout:
+    case Option::watch_idle:
+    case Option::shutdown_delay:
+    case Option::grace_period:
+    case Option::handshake_timeout:
+    case Option::header_timeout:
+    case Option::body_timeout:
+    case Option::idle_timeout: {
+      const bool zero_allowed =
+          option == Option::shutdown_delay || option == Option::grace_period || option == Option::cache_sync_timeout;
+      Result<std::chrono::nanoseconds> duration = kube::parse_duration_option(name, text, zero_allowed);
+      if (!duration) {
+        return duration.error();
+      }
+      duration_field(options, option) = std::chrono::ceil<std::chrono::milliseconds>(*duration);
+      break;
+    }
+    default:  // stored above
+      break;
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 std::string ListenAddress::str() const {
@@ -238,116 +330,10 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
 }
 
 Result<ServeOptions> parse_serve_options(std::span<const std::string_view> args, const Environment& environment) {
-  Result<common::ParsedArgs, common::OptionError> parsed = common::parse_options(args, specs);
-  if (!parsed) {
-    return Error{parsed.error().options_only_message("serve")};
-  }
-  if (!parsed->operands.empty()) {
-    return Error{common::unexpected_argument(parsed->operands.front(), "serve")};
-  }
   ServeOptions options;
-  for (const auto& [spec_index, value] : parsed->options) {
-    const auto option = static_cast<Option>(spec_index);
-    const std::string_view name = specs[spec_index].name;
-    const std::string text(value);
-    switch (option) {
-      case Option::listen:
-      case Option::metrics_listen: {
-        Result<ListenAddress> address = parse_listen_address(text);
-        if (!address) {
-          return Error{"--" + std::string(name) + ": " + address.error().message};
-        }
-        (option == Option::listen ? options.listen : options.metrics_listen) = *address;
-        break;
-      }
-      case Option::tls_cert:
-        options.tls_cert = text;
-        break;
-      case Option::tls_key:
-        options.tls_key = text;
-        break;
-      case Option::client_ca:
-        options.client_ca = text;
-        break;
-      case Option::dev_cert_dir:
-        options.dev_cert_dir = text;
-        break;
-      case Option::tls_profile:
-        if (text == "intermediate") {
-          options.tls_profile = TlsProfile::intermediate;
-        } else if (text == "modern") {
-          options.tls_profile = TlsProfile::modern;
-        } else {
-          return Error{"--tls-profile: \"" + text + "\" is not intermediate (TLS 1.2+) or modern (TLS 1.3)"};
-        }
-        break;
-      case Option::objects:
-        options.objects.push_back(text);
-        break;
-      case Option::kubeconfig:
-        options.kubeconfig = text;
-        break;
-      case Option::context:
-        options.context = text;
-        break;
-      case Option::kubevirt_namespace:
-        options.kubevirt_namespace = text;
-        break;
-      case Option::launcher_service_account:
-        options.launcher_service_account = text;
-        break;
-      case Option::threads: {
-        const std::optional<unsigned> threads = parse_number<unsigned>(text);
-        if (!threads || *threads > 1024) {
-          return Error{"--threads: \"" + text + "\" is not a number from 0 (one per CPU) to 1024"};
-        }
-        options.threads = *threads;
-        break;
-      }
-      case Option::max_connections: {
-        const std::optional<std::size_t> count = parse_number<std::size_t>(text);
-        if (!count || *count == 0) {
-          return Error{"--max-connections: \"" + text + "\" is not a positive number"};
-        }
-        options.max_connections = *count;
-        break;
-      }
-      case Option::max_body_memory: {
-        const std::optional<std::size_t> bytes = parse_byte_size(text);
-        if (!bytes || *bytes == 0) {
-          return Error{"--max-body-memory: \"" + text + "\" is not a positive size (bytes, or with Ki, Mi or Gi)"};
-        }
-        options.max_body_memory = *bytes;
-        break;
-      }
-      case Option::access_log:
-        if (text != "true" && text != "false") {
-          return Error{"--access-log: \"" + text + "\" is not true or false"};
-        }
-        options.access_log = text == "true";
-        break;
-      case Option::help:
-        options.help = true;
-        break;
-      case Option::watch_interval:
-      case Option::cache_sync_timeout:
-      case Option::watch_idle:
-      case Option::shutdown_delay:
-      case Option::grace_period:
-      case Option::handshake_timeout:
-      case Option::header_timeout:
-      case Option::body_timeout:
-      case Option::idle_timeout: {
-        const bool zero_allowed =
-            option == Option::shutdown_delay || option == Option::grace_period || option == Option::cache_sync_timeout;
-        Result<std::chrono::nanoseconds> duration = kube::parse_duration_option(name, text, zero_allowed);
-        if (!duration) {
-          return duration.error();
-        }
-        duration_field(options, option) = std::chrono::ceil<std::chrono::milliseconds>(*duration);
-        break;
-      }
-    }
+  Result<common::ParsedArgs> parsed = common::parse_command_line(args, syntax, options, apply_option);
+  if (!parsed) {
+    return parsed.error();
   }
   if (options.help) {
     return options;

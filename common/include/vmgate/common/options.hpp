@@ -1,14 +1,15 @@
 #pragma once
-// The command-line option syntax of every vmgate binary (`vmgate check`, `vmgate serve`,
-// `vmgate-launcher`): each command declares its options in a table and gets back the
-// occurrences in command-line order; what a value means stays with the command. Pure;
-// thread-safe.
+// The command-line option syntax of every vmgate binary (`vmgate serve`, `check`, `certs`,
+// `controller`, `vmgate-launcher`, `vmgate-node`): each command declares its options in a table
+// and gets back the occurrences in command-line order, the plain ones stored in its options
+// struct (store_option()); what any other value means stays with the command. Pure; thread-safe.
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "vmgate/common/result.hpp"
@@ -84,6 +85,21 @@ std::string unexpected_argument(std::string_view argument, std::string_view comm
 Result<ParsedArgs, OptionError> parse_options(std::span<const std::string_view> args,
                                               std::span<const OptionSpec> specs);
 
+/// How a command words a parse error (each keeps the words its users and tests already know).
+enum class OptionWording {
+  /// "--listen needs a value", "--kubeconfig must not be empty", `unexpected argument "x" (serve
+  /// takes only options)`: OptionError::options_only_message() and unexpected_argument().
+  options_only,
+  /// "option --vmi needs a value", "unexpected argument x": OptionError::message() (vmgate-launcher).
+  plain,
+};
+
+/// The parse of every command that takes options and no operand (serve, certs, controller,
+/// vmgate-launcher, vmgate-node): parse_options(), then the first operand refused, each error
+/// worded as `wording` says, naming `command` ("serve", "vmgate-node") where the wording does.
+Result<ParsedArgs> parse_options_only(std::span<const std::string_view> args, std::span<const OptionSpec> specs,
+                                      std::string_view command, OptionWording wording = OptionWording::options_only);
+
 /// The option table of a --help text, one entry per declaration in order:
 ///   "  -f, --filename FILE  help\n" and continuation lines aligned under the help.
 /// The short-name column appears only when some option has one; the help column is two
@@ -105,6 +121,87 @@ constexpr std::array<OptionSpec, Count> option_table(Declare declare) {
   std::array<OptionSpec, Count> table{};
   declare([&table](Option option, const OptionSpec& spec) { table[option_index(option)] = spec; });
   return table;
+}
+
+/// An option a command stores as given, in a field of its options struct `Options`: a value in a
+/// string, a repeatable value appended to a list, or a flag that sets a bool. Exactly one of the
+/// three members is set; make one with bind_option(). Most options of every command are such, so
+/// the command's own switch keeps only the options whose value it checks or converts.
+template <class Options>
+struct OptionField {
+  std::size_t index = 0;
+  std::string Options::*text = nullptr;
+  std::vector<std::string> Options::*list = nullptr;
+  bool Options::*flag = nullptr;
+};
+
+template <class Options, class Option>
+constexpr OptionField<Options> bind_option(Option option, std::string Options::*text) {
+  return {option_index(option), text, nullptr, nullptr};
+}
+
+template <class Options, class Option>
+constexpr OptionField<Options> bind_option(Option option, std::vector<std::string> Options::*list) {
+  return {option_index(option), nullptr, list, nullptr};
+}
+
+template <class Options, class Option>
+constexpr OptionField<Options> bind_option(Option option, bool Options::*flag) {
+  return {option_index(option), nullptr, nullptr, flag};
+}
+
+/// Stores `option` in `options` when `fields` binds it, and says whether it did; false leaves the
+/// option to the command. (`fields` does not deduce Options, so that a std::array of them converts.)
+template <class Options>
+bool store_option(Options& options, std::span<const OptionField<std::type_identity_t<Options>>> fields,
+                  const ParsedOption& option) {
+  const auto field = std::find_if(fields.begin(), fields.end(),
+                                  [&option](const OptionField<Options>& bound) { return bound.index == option.index; });
+  if (field == fields.end()) {
+    return false;
+  }
+  if (field->text != nullptr) {
+    options.*(field->text) = std::string(option.value);
+  } else if (field->list != nullptr) {
+    (options.*(field->list)).emplace_back(option.value);
+  } else {
+    options.*(field->flag) = true;
+  }
+  return true;
+}
+
+/// A command's option syntax, what parse_command_line() needs of it: its name as errors give it,
+/// its table, the options stored as given, and its error wording.
+template <class Options>
+struct CommandSyntax {
+  std::string_view command;  // "serve", "vmgate-node"
+  std::span<const OptionSpec> specs;
+  std::span<const OptionField<Options>> fields;
+  OptionWording wording = OptionWording::options_only;
+};
+
+/// The option loop every command shares: parse_options_only(), then each option in command-line
+/// order either stored in `options` (store_option()) or handed to the command's `apply`, which
+/// checks and converts it. Stops at the first error, the parse's or apply's. Returns the parsed
+/// arguments for what a command asks of them afterwards (ParsedArgs::has()); their views point
+/// into `args`.
+template <class Options, class Option>
+Result<ParsedArgs> parse_command_line(std::span<const std::string_view> args,
+                                      const CommandSyntax<std::type_identity_t<Options>>& syntax, Options& options,
+                                      Result<Ok> (*apply)(Options&, Option, std::string_view)) {
+  Result<ParsedArgs> parsed = parse_options_only(args, syntax.specs, syntax.command, syntax.wording);
+  if (!parsed) {
+    return parsed;
+  }
+  for (const ParsedOption& option : parsed->options) {
+    if (store_option(options, syntax.fields, option)) {
+      continue;
+    }
+    if (Result<Ok> applied = apply(options, static_cast<Option>(option.index), option.value); !applied) {
+      return applied.error();
+    }
+  }
+  return parsed;
 }
 
 template <std::size_t Count>

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "vmgate/common/json.hpp"
 
@@ -70,6 +71,20 @@ class LogSink {
   int fd_;
   std::mutex mutex_;
   std::string pending_;
+};
+
+/// The event log of a command that is not the HTTPS server (certs, the controller): one line per
+/// call on `sink`, written at once, with string fields the caller owns.
+/// Thread-safety: as LogSink's.
+class EventLog {
+ public:
+  using Fields = std::vector<std::pair<std::string, std::string>>;
+
+  explicit EventLog(LogSink& sink) : sink_(sink) {}
+  void operator()(std::string_view level, std::string_view message, const Fields& fields = {});
+
+ private:
+  LogSink& sink_;
 };
 
 }  // namespace vmgate::kube
