@@ -107,7 +107,7 @@ qemu_of() { pgrep -f "[q]emu-system-x86_64 .*guest=vms_$1," >/dev/null; }
 boot_and_delete() { # NAME INSTANCETYPE PREFERENCE FIRMWARE
   local name=$1 t0=$SECONDS pod
   vm "$name" "$2" "$3" | kubectl apply -f - >/dev/null
-  check "$name ($4): its VMI exists" wait_until 60 kubectl -n vms get vmi "$name"
+  check "$name ($4): its VMI exists" wait_until 60 bash -c "kubectl -n vms get vmi $name >/dev/null 2>&1"
   check "$name ($4): the launcher pod is scheduled onto node0" \
     wait_until 120 bash -c "[[ \$(kubectl -n vms get pods -l vm.kubevirt.io/name=$name -o 'jsonpath={.items[0].spec.nodeName}') == node0 ]]"
   pod=$(pod_of "$name")
@@ -127,7 +127,7 @@ boot_and_delete() { # NAME INSTANCETYPE PREFERENCE FIRMWARE
   check "$name ($4): the launcher pod goes" wait_until 120 bash -c "! kubectl -n vms get $pod >/dev/null 2>&1"
   wait "$follower" || true
   check "$name ($4): the guest powered off by ACPI (the launcher's log)" grep -q 'guest shut down after the stop request' "$dir/$name-compute.log"
-  check "$name ($4): no QEMU left" wait_until 30 bash -c "! $(declare -f qemu_of); qemu_of $name"
+  check "$name ($4): no QEMU left" wait_until 30 bash -c "$(declare -f qemu_of); ! qemu_of $name"
 }
 
 boot_and_delete bios-vm u1.nano cirros BIOS
