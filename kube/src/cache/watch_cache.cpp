@@ -287,7 +287,8 @@ struct WatchCache::Impl {
   std::shared_ptr<const admission::ClusterView> current;
   std::size_t synced_count = 0;
 
-  void emit(std::string_view level, std::string_view message, std::vector<std::pair<std::string, std::string>> fields) {
+  void emit(std::string_view level, std::string_view message,
+            const std::vector<std::pair<std::string, std::string>>& fields) {
     if (log) {
       log(level, message, fields);
     }
@@ -724,7 +725,7 @@ Result<ListedCluster> list_cluster(const ClientConfig& config, const admission::
         if (level == "warning") {
           std::string note(message);
           for (const auto& [key, value] : fields) {
-            note += " " + key + "=" + value;
+            note.append(" ").append(key).append("=").append(value);
           }
           problems.push_back(note);
         }

@@ -393,7 +393,7 @@ Result<ApiConnection::Streamed, TransportError> ApiConnection::stream(
     return impl.failure("read from", error);
   }
   const unsigned status = parser.get().result_int();
-  std::array<char, 64 * 1024> chunk{};
+  std::array<char, std::size_t{64} * 1024> chunk{};
   std::string pending;
   std::string refused_body;
   while (!parser.is_done()) {

@@ -17,7 +17,7 @@
 namespace vmgate::launcher {
 namespace {
 
-constexpr std::size_t tail_buffer_bytes = 64 * 1024;
+constexpr std::size_t tail_buffer_bytes = std::size_t{64} * 1024;
 
 class LogFollower {
  public:

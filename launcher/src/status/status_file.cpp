@@ -18,7 +18,7 @@ namespace vmgate::launcher {
 namespace {
 
 // A status file is a few hundred bytes; anything far larger is not one.
-constexpr std::size_t max_status_bytes = 64 * 1024;
+constexpr std::size_t max_status_bytes = std::size_t{64} * 1024;
 
 std::string system_error(const std::string& file, std::string_view what) {
   return file + ": " + std::string(what) + ": " + std::strerror(errno);

@@ -371,7 +371,7 @@ Result<std::unique_ptr<LauncherPods>> LauncherPods::create(const kube::ClientCon
                                    const std::vector<std::pair<std::string, std::string>>& fields) {
     std::string detail;
     for (const auto& [key, value] : fields) {
-      detail += (detail.empty() ? "" : " ") + key + "=" + value;
+      detail.append(detail.empty() ? "" : " ").append(key).append("=").append(value);
     }
     raw->log.write(level, message, {{"informer", "pods"}, {"detail", detail}});
   };

@@ -68,7 +68,7 @@ std::vector<int> pids_in(const std::string& procs_file) {
   std::vector<int> pids;
   // A container's processes: a launcher has a few dozen. The cap bounds the work, not the search:
   // any one process of the pod will do.
-  const std::optional<std::string> text = read_small_file(procs_file, 64 * 1024);
+  const std::optional<std::string> text = read_small_file(procs_file, std::size_t{64} * 1024);
   if (!text) {
     return pids;
   }
@@ -139,7 +139,7 @@ class Netlink {
       return Error{"netlink send: " + errno_text(errno)};
     }
     Answer all;
-    std::vector<std::uint8_t> buffer(64 * 1024);
+    std::vector<std::uint8_t> buffer(std::size_t{64} * 1024);
     // A pod has a handful of links; a dump of more than this many datagrams is not a pod's.
     for (int datagrams = 0; datagrams < 1024; ++datagrams) {
       const ssize_t got = ::recv(fd_.get(), buffer.data(), buffer.size(), 0);
@@ -609,13 +609,13 @@ Result<std::optional<UniqueFd>> open_pod_netns(const std::string& cgroup_root, c
                                                std::string_view pod_uid) {
   bool host_only = false;
   for (const std::string& candidate : pod_cgroup_candidates(pod_uid)) {
-    const std::string pod_dir = cgroup_root + "/" + candidate;
+    const std::string pod_dir = std::string(cgroup_root).append("/").append(candidate);
     struct stat info {};
     if (::stat(pod_dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
       continue;
     }
     for (const std::string& container : subdirectories(pod_dir)) {
-      const std::string procs = pod_dir + "/" + container + "/cgroup.procs";
+      const std::string procs = std::string(pod_dir).append("/").append(container).append("/cgroup.procs");
       for (const int pid : pids_in(procs)) {
         UniqueFd netns(::open((proc_root + "/" + std::to_string(pid) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC));
         if (!netns.valid()) {

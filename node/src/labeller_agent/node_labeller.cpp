@@ -294,7 +294,7 @@ Result<std::unique_ptr<NodeLabeller>> NodeLabeller::create(LabellerSettings sett
              const std::vector<std::pair<std::string, std::string>>& fields) {
         std::string detail;
         for (const auto& [key, value] : fields) {
-          detail += (detail.empty() ? "" : ", ") + key + "=" + value;
+          detail.append(detail.empty() ? "" : ", ").append(key).append("=").append(value);
         }
         log.write(level, message, {{"detail", detail}});
       },

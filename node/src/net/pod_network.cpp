@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <initializer_list>
+#include <string>
+#include <string_view>
 
 namespace vmgate::node {
 namespace {
@@ -218,8 +221,11 @@ Result<std::optional<PodNetworkPlan>> plan_pod_network(const json::Value& vmi) {
 
 std::string masquerade_nft_script(const PodNetworkPlan& plan, bool ipv4, bool ipv6) {
   std::string script;
-  auto line = [&script](const std::string& text) {
-    script += text;
+  // One rule a line, from its pieces (no temporary strings per piece).
+  auto line = [&script](std::initializer_list<std::string_view> pieces) {
+    for (const std::string_view piece : pieces) {
+      script += piece;
+    }
     script += '\n';
   };
   for (const bool v6 : {false, true}) {
@@ -232,35 +238,35 @@ std::string masquerade_nft_script(const PodNetworkPlan& plan, bool ipv4, bool ip
     const std::string gateway = address_text(nth_address(prefix, 1));
     const std::string guest = address_text(nth_address(prefix, 2));
     const std::string loopback = v6 ? "::1" : "127.0.0.1";
-    line("add table " + table);
-    line("add chain " + table + " prerouting { type nat hook prerouting priority -100; }");
-    line("add chain " + table + " input { type nat hook input priority 100; }");
-    line("add chain " + table + " output { type nat hook output priority -100; }");
-    line("add chain " + table + " postrouting { type nat hook postrouting priority 100; }");
-    line("add chain " + table + " KUBEVIRT_PREINBOUND");
-    line("add chain " + table + " KUBEVIRT_POSTINBOUND");
+    line({"add table ", table});
+    line({"add chain ", table, " prerouting { type nat hook prerouting priority -100; }"});
+    line({"add chain ", table, " input { type nat hook input priority 100; }"});
+    line({"add chain ", table, " output { type nat hook output priority -100; }"});
+    line({"add chain ", table, " postrouting { type nat hook postrouting priority 100; }"});
+    line({"add chain ", table, " KUBEVIRT_PREINBOUND"});
+    line({"add chain ", table, " KUBEVIRT_POSTINBOUND"});
     for (const char* chain :
          {"prerouting", "input", "output", "postrouting", "KUBEVIRT_PREINBOUND", "KUBEVIRT_POSTINBOUND"}) {
-      line("flush chain " + table + " " + chain);
+      line({"flush chain ", table, " ", chain});
     }
-    line("add rule " + table + " postrouting " + family + " saddr " + guest + " counter masquerade");
-    line("add rule " + table + " prerouting iifname \"" + plan.pod_interface + "\" counter jump KUBEVIRT_PREINBOUND");
-    line("add rule " + table + " postrouting oifname \"" + plan.bridge + "\" counter jump KUBEVIRT_POSTINBOUND");
-    const std::string snat_from = family + " saddr { " + loopback + " }";
-    const std::string dnat_to = family + " daddr { " + loopback + " }";
+    line({"add rule ", table, " postrouting ", family, " saddr ", guest, " counter masquerade"});
+    line({"add rule ", table, " prerouting iifname \"", plan.pod_interface, "\" counter jump KUBEVIRT_PREINBOUND"});
+    line({"add rule ", table, " postrouting oifname \"", plan.bridge, "\" counter jump KUBEVIRT_POSTINBOUND"});
+    const std::string snat_from = std::string(family).append(" saddr { ").append(loopback).append(" }");
+    const std::string dnat_to = std::string(family).append(" daddr { ").append(loopback).append(" }");
     for (const ForwardedPort& port : plan.ports) {
       const std::string number = std::to_string(port.port);
-      line("add rule " + table + " KUBEVIRT_PREINBOUND " + port.protocol + " dport { " + number +
-           " } counter dnat to " + guest);
-      line("add rule " + table + " KUBEVIRT_POSTINBOUND " + port.protocol + " dport " + number + " " + snat_from +
-           " counter snat to " + gateway);
-      line("add rule " + table + " output " + dnat_to + " " + port.protocol + " dport " + number + " counter dnat to " +
-           guest);
+      line({"add rule ", table, " KUBEVIRT_PREINBOUND ", port.protocol, " dport { ", number, " } counter dnat to ",
+            guest});
+      line({"add rule ", table, " KUBEVIRT_POSTINBOUND ", port.protocol, " dport ", number, " ", snat_from,
+            " counter snat to ", gateway});
+      line(
+          {"add rule ", table, " output ", dnat_to, " ", port.protocol, " dport ", number, " counter dnat to ", guest});
     }
     if (plan.ports.empty()) {
-      line("add rule " + table + " KUBEVIRT_PREINBOUND counter dnat to " + guest);
-      line("add rule " + table + " KUBEVIRT_POSTINBOUND " + snat_from + " counter snat to " + gateway);
-      line("add rule " + table + " output " + dnat_to + " counter dnat to " + guest);
+      line({"add rule ", table, " KUBEVIRT_PREINBOUND counter dnat to ", guest});
+      line({"add rule ", table, " KUBEVIRT_POSTINBOUND ", snat_from, " counter snat to ", gateway});
+      line({"add rule ", table, " output ", dnat_to, " counter dnat to ", guest});
     }
   }
   return script;

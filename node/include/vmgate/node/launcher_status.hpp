@@ -23,7 +23,7 @@ inline constexpr std::string_view default_kubelet_root = "/var/lib/kubelet";
 /// The launcher's status file, relative to the pod's `private` emptyDir.
 inline constexpr std::string_view status_file_name = "vmgate-status.json";
 /// A status file is a few hundred bytes; anything above this is refused unread.
-inline constexpr std::size_t max_status_file_bytes = 64 * 1024;
+inline constexpr std::size_t max_status_file_bytes = std::size_t{64} * 1024;
 /// A reason longer than this is refused (the launcher writes one line).
 inline constexpr std::size_t max_status_reason_bytes = 4096;
 
