@@ -140,22 +140,22 @@ int count(const std::string& text, const std::string& needle) {
 }
 
 // A network namespace with eth0 (MTU 1400, 10.244.9.7/24 and fd00:9::7/64), a sleeping process in
-// it, and the fake cgroup naming that process; everything removed in the destructor.
+// it, and the fake cgroup naming that process; everything removed in the destructor. The namespace
+// is the process's own (`unshare --net`), not a named one: `ip netns add` would leave its
+// /run/netns mount on the machine after the test.
 class StandInPod {
  public:
-  explicit StandInPod(const std::filesystem::path& cgroup_root) : name_("vmgate-test-" + std::to_string(::getpid())) {
-    run("ip netns add " + name_);
-    run("ip -n " + name_ + " link add eth0 type veth peer name peer0");
-    run("ip -n " + name_ + " link set eth0 mtu 1400 up");
-    run("ip -n " + name_ + " link set peer0 up");
-    run("ip -n " + name_ + " addr add 10.244.9.7/24 dev eth0");
-    run("ip -n " + name_ + " addr add fd00:9::7/64 dev eth0 nodad");
-    const std::string pid = run("ip netns exec " + name_ + " sleep 600 >/dev/null 2>&1 & echo $!");
-    pid_ = std::atoi(pid.c_str());
-    // `ip netns exec` enters the namespace a moment after it started: wait until it has.
-    for (int i = 0; i < 200 && run("ip netns identify " + std::to_string(pid_)) != name_ + "\n"; ++i) {
+  explicit StandInPod(const std::filesystem::path& cgroup_root) {
+    pid_ = std::atoi(run("unshare --net sleep 600 >/dev/null 2>&1 & echo $!").c_str());
+    // unshare enters the new namespace before it runs sleep: once the process is sleep, it is there.
+    for (int i = 0; i < 200 && run("cat /proc/" + std::to_string(pid_) + "/comm") != "sleep\n"; ++i) {
       ::usleep(10000);
     }
+    (void)in("ip link add eth0 type veth peer name peer0");
+    (void)in("ip link set eth0 mtu 1400 up");
+    (void)in("ip link set peer0 up");
+    (void)in("ip addr add 10.244.9.7/24 dev eth0");
+    (void)in("ip addr add fd00:9::7/64 dev eth0 nodad");
     const std::filesystem::path container =
         cgroup_root / "pids" / "kubepods" / "besteffort" / ("pod" + std::string(pod_uid)) / "c0ffee";
     std::filesystem::create_directories(container);
@@ -163,19 +163,17 @@ class StandInPod {
   }
   ~StandInPod() {
     if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
+      ::kill(pid_, SIGKILL);  // the namespace and its links go with its last process
     }
-    run("ip netns del " + name_);
   }
   StandInPod(const StandInPod&) = delete;
   StandInPod& operator=(const StandInPod&) = delete;
   [[nodiscard]] std::string in(const std::string& command) const {
-    return run("ip netns exec " + name_ + " " + command);
+    return run("nsenter -t " + std::to_string(pid_) + " -n " + command);
   }
   [[nodiscard]] int pid() const { return pid_; }
 
  private:
-  std::string name_;
   int pid_ = 0;
 };
 
