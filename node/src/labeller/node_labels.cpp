@@ -68,11 +68,6 @@ bool obsolete(const std::string& model, const KubeVirtSettings& settings) {
   return list.count(model) != 0;
 }
 
-void string_member(rapidjson::Writer<rapidjson::StringBuffer>& writer, std::string_view key, std::string_view value) {
-  writer.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-  writer.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-}
-
 }  // namespace
 
 const std::set<std::string>& default_obsolete_cpu_models() {
@@ -219,39 +214,27 @@ bool is_labeller_label(std::string_view key) {
 }
 
 std::optional<std::string> labels_patch(const json::Value* current, const std::map<std::string, std::string>& desired) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  writer.StartObject();
-  writer.Key("metadata");
-  writer.StartObject();
-  writer.Key("labels");
-  writer.StartObject();
-  bool changed = false;
+  json::Document patch(rapidjson::kObjectType);
+  auto& a = patch.GetAllocator();
+  json::Value& labels = json::ensure_object(json::ensure_object(patch, "metadata", a), "labels", a);
   if (current != nullptr && current->IsObject()) {
     for (const auto& member : current->GetObject()) {
-      const std::string key(json::as_view(member.name));
-      if (is_labeller_label(key) && desired.count(key) == 0) {
-        writer.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-        writer.Null();
-        changed = true;
+      const std::string_view key = json::as_view(member.name);
+      if (is_labeller_label(key) && desired.count(std::string(key)) == 0) {
+        json::set(labels, key, json::Value(), a);  // null: the merge patch removes it
       }
     }
   }
   for (const auto& [key, value] : desired) {
     const json::Value* existing = current != nullptr && current->IsObject() ? json::find(*current, key) : nullptr;
-    if (existing != nullptr && existing->IsString() && json::as_view(*existing) == value) {
-      continue;
+    if (existing == nullptr || !existing->IsString() || json::as_view(*existing) != value) {
+      json::set_string(labels, key, value, a);
     }
-    string_member(writer, key, value);
-    changed = true;
   }
-  writer.EndObject();
-  writer.EndObject();
-  writer.EndObject();
-  if (!changed) {
+  if (labels.ObjectEmpty()) {
     return std::nullopt;
   }
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return json::to_string(patch);
 }
 
 bool skip_node(const json::Value& node) {
@@ -260,24 +243,15 @@ bool skip_node(const json::Value& node) {
 }
 
 std::string heartbeat_patch(bool schedulable, bool cpu_manager, std::string_view now) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  writer.StartObject();
-  writer.Key("metadata");
-  writer.StartObject();
-  writer.Key("labels");
-  writer.StartObject();
-  string_member(writer, schedulable_label, schedulable ? "true" : "false");
-  string_member(writer, deprecated_cpu_manager_label, cpu_manager ? "true" : "false");
-  string_member(writer, cpu_manager_label, cpu_manager ? "true" : "false");
-  writer.EndObject();
-  writer.Key("annotations");
-  writer.StartObject();
-  string_member(writer, heartbeat_annotation, now);
-  writer.EndObject();
-  writer.EndObject();
-  writer.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  json::Document patch(rapidjson::kObjectType);
+  auto& a = patch.GetAllocator();
+  json::Value& metadata = json::ensure_object(patch, "metadata", a);
+  json::Value& labels = json::ensure_object(metadata, "labels", a);
+  json::set_string(labels, schedulable_label, schedulable ? "true" : "false", a);
+  json::set_string(labels, deprecated_cpu_manager_label, cpu_manager ? "true" : "false", a);
+  json::set_string(labels, cpu_manager_label, cpu_manager ? "true" : "false", a);
+  json::set_string(json::ensure_object(metadata, "annotations", a), heartbeat_annotation, now, a);
+  return json::to_string(patch);
 }
 
 bool cpu_manager_static(std::string_view cpu_manager_state) {
