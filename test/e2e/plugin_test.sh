@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `kubectl vmgate` against a real kube-apiserver (tools/testenv): vmgate installed by its
 # install rule (`cmake --install`) into a temporary prefix, whose bin/ — vmgate,
-# vmgate-launcher and the kubectl-vmgate symlink — is put on a PATH with kubectl and nothing
+# vmgate-launcher, vmgate-container-disk, vmgate-node and the kubectl-vmgate symlink — is put on a PATH with kubectl and nothing
 # else. Checked: `kubectl plugin list` finds the plugin; `kubectl vmgate check` with kubectl's
 # kubeconfig (KUBECONFIG, a list with a missing file, ~/.kube/config) gives what
 # `vmgate check --kubeconfig` gives; --context picks a context (its namespace the default, as
@@ -37,6 +37,8 @@ kubectl apply -f manifests/examples/cluster/ >/dev/null
 prefix=$dir/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
 check "install: vmgate and vmgate-launcher" test -x "$prefix/bin/vmgate" -a -x "$prefix/bin/vmgate-launcher"
+check "install: vmgate-container-disk and vmgate-node" \
+  test -x "$prefix/bin/vmgate-container-disk" -a -x "$prefix/bin/vmgate-node"
 check "install: kubectl-vmgate -> vmgate" test "$(readlink "$prefix/bin/kubectl-vmgate")" = vmgate
 cmake --install "$build" --prefix "$prefix" >/dev/null
 check "install again over an existing link" test "$(readlink "$prefix/bin/kubectl-vmgate")" = vmgate
