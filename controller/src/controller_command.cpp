@@ -470,9 +470,15 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
   Executor executor(writer, log);
   bool announced_synced = false;
   std::set<std::string> logged_notes;
+  std::optional<std::chrono::seconds> replan_within;  // a backoff ends before the next resync
   while (!stop.stopped()) {
     // Until the caches sync (the cluster cache has no change callback), look again soon.
-    wake.wait(announced_synced ? options.resync : std::min(options.resync, std::chrono::milliseconds(250)));
+    std::chrono::milliseconds wait =
+        announced_synced ? options.resync : std::min(options.resync, std::chrono::milliseconds(250));
+    if (replan_within) {
+      wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(*replan_within));
+    }
+    wake.wait(wait);
     if (stop.stopped()) {
       break;
     }
@@ -539,7 +545,8 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     for (unsigned round = 0;; ++round) {
       notes.resize(cluster_notes);
       settings.pod.block_claims = block_claims(state.vmis, *cluster);
-      actions = plan(state, settings, &notes);
+      replan_within.reset();
+      actions = plan(state, settings, &notes, &replan_within);
       if (!cluster->has_misses() || round == max_lookup_rounds || stop.stopped()) {
         break;
       }

@@ -8,6 +8,10 @@
 #include <initializer_list>
 #include <map>
 
+#include "vmgate/controller/phase_transitions.hpp"
+#include "vmgate/controller/start_failure.hpp"
+#include "vmgate/kube/utc_time.hpp"
+
 namespace vmgate::controller {
 namespace {
 
@@ -170,6 +174,7 @@ Action failed_validation_patch(const json::Value& vmi, const admission::Verdict&
   seen_version(patch.body, vmi);
   json::Value& status = json::ensure_object(patch.body, "status", a);
   json::set_string(status, "phase", "Failed", a);
+  json::set(status, "phaseTransitionTimestamps", phase_transitions_with(vmi, "Failed", now, a), a);
   json::Value conditions(rapidjson::kArrayType);
   if (const json::Value* current = json::find_path(vmi, {"status", "conditions"});
       current != nullptr && current->IsArray()) {
@@ -191,8 +196,13 @@ Action failed_validation_patch(const json::Value& vmi, const admission::Verdict&
   return patch;
 }
 
+bool restarting_strategy(std::string_view strategy) {
+  return strategy == "Always" || strategy == "RerunOnFailure" || strategy == "Once";
+}
+
 // isVMIStartExpected / the printable status rules, first match wins.
-std::string printable_status(const json::Value& vm, const json::Value* vmi, bool start_expected) {
+std::string printable_status(const json::Value& vm, const json::Value* vmi, bool start_expected,
+                             const json::Value* start_failure) {
   const std::string strategy = run_strategy(vm);
   if (deleting(vm)) {
     return "Terminating";
@@ -211,6 +221,17 @@ std::string printable_status(const json::Value& vm, const json::Value* vmi, bool
     if (phase.empty() || phase == "Pending" || phase == "Scheduling" || phase == "Scheduled") {
       return "Starting";
     }
+  }
+  // isVirtualMachineStatusCrashLoopBackOff: no VMI (or a finished one), none being started, and
+  // start failures counted under a strategy that restarts.
+  if ((vmi == nullptr || is_final(*vmi)) && !start_expected && start_failure != nullptr &&
+      restarting_strategy(strategy)) {
+    const json::Value* count = json::find(*start_failure, "consecutiveFailCount");
+    if (count != nullptr && count->IsInt64() && count->GetInt64() > 0) {
+      return "CrashLoopBackOff";
+    }
+  }
+  if (vmi != nullptr) {
     if (is_final(*vmi)) {
       return "Stopped";
     }
@@ -235,7 +256,7 @@ bool status_differs(const json::Value& vm, const json::Value& wanted) {
   if (json::has(wanted, "stateChangeRequests") != has_start_request(vm)) {
     return true;
   }
-  for (const char* field : {"printableStatus", "ready", "created", "runStrategy"}) {
+  for (const char* field : {"printableStatus", "ready", "created", "runStrategy", "startFailure"}) {
     const json::Value* have = json::find(*current, field);
     const json::Value* want = json::find(wanted, field);
     if ((have == nullptr) != (want == nullptr) || (have != nullptr && !json::equal(*have, *want))) {
@@ -309,14 +330,23 @@ std::string run_strategy(const json::Value& vm) {
   return running != nullptr && running->IsBool() && running->GetBool() ? "Always" : "Halted";
 }
 
-json::Document vm_status(const json::Value& vm, const json::Value* vmi, bool start_expected, std::string_view now) {
+json::Document vm_status(const json::Value& vm, const json::Value* vmi, bool start_expected, std::string_view now,
+                         const json::Value* start_failure) {
   json::Document status(rapidjson::kObjectType);
   auto& a = status.GetAllocator();
-  json::set_string(status, "printableStatus", printable_status(vm, vmi, start_expected), a);
+  if (start_failure != nullptr && !start_failure->IsObject()) {
+    start_failure = nullptr;
+  }
+  json::set_string(status, "printableStatus", printable_status(vm, vmi, start_expected, start_failure), a);
   const bool ready = condition_true(vmi, "Ready");
   json::set(status, "ready", json::Value(ready), a);
   json::set(status, "created", json::Value(vmi != nullptr), a);
   json::set_string(status, "runStrategy", run_strategy(vm), a);
+  if (start_failure != nullptr) {
+    json::set(status, "startFailure", json::copy(*start_failure, a), a);
+  } else if (json::find_path(vm, {"status", "startFailure"}) != nullptr) {
+    json::set(status, "startFailure", json::Value(), a);  // merge patch: remove
+  }
   // syncGenerationInfo: the generation the VMI was started from (its kubevirt.io/vm-generation)
   // and the VM's current one; a VMI without a readable annotation leaves both alone.
   if (vmi != nullptr) {
@@ -373,8 +403,17 @@ std::string namespaced_uid(const json::Value& object, std::string_view uid) {
   return key;
 }
 
-std::vector<Action> plan(const State& state, const PlanSettings& settings, std::vector<std::string>* notes) {
+std::vector<Action> plan(const State& state, const PlanSettings& settings, std::vector<std::string>* notes,
+                         std::optional<std::chrono::seconds>* replan_within) {
   std::vector<Action> actions;
+  // An unreadable `now` (never the command's own) makes every backoff look expired: starts are
+  // not held back forever by a clock the planner cannot read.
+  const std::int64_t now_seconds = kube::parse_utc_seconds(state.now).value_or(0);
+  const auto replan_after = [replan_within](std::int64_t seconds) {
+    if (replan_within != nullptr && (!*replan_within || (*replan_within)->count() > seconds)) {
+      *replan_within = std::chrono::seconds(seconds);
+    }
+  };
   const auto note = [notes](std::string line) {
     if (notes != nullptr) {
       notes->push_back(std::move(line));
@@ -457,6 +496,16 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
       line += " is not supported by vmgate's controller";
       note(std::move(line));
     }
+    // syncStartFailureStatus, then the start failure backoff of the strategies that restart.
+    const json::Document start_failure = next_start_failure(*vm, vmi, strategy, now_seconds);
+    if (start && (strategy == "Always" || strategy == "RerunOnFailure")) {
+      if (const std::int64_t left = start_backoff_left(start_failure, now_seconds); left > 0) {
+        note(key + ": start delayed by the start failure backoff until " +
+             std::string(json::find_string(start_failure, "retryAfterTimestamp")));
+        replan_after(left);
+        start = false;
+      }
+    }
     if (start) {
       Result<json::Document> built =
           settings.build_vmi ? settings.build_vmi(*vm) : Result<json::Document>(Error{"no VMI builder"});
@@ -471,7 +520,7 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
         start_request = false;  // startVMI consumes the request
       }
     }
-    json::Document wanted = vm_status(*vm, vmi, start, state.now);
+    json::Document wanted = vm_status(*vm, vmi, start, state.now, &start_failure);
     if (start_request) {
       auto& a = wanted.GetAllocator();
       json::Value request(rapidjson::kObjectType);
@@ -539,7 +588,9 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
       Action patch = action(ActionKind::patch_vmi, "VirtualMachineInstance", *vmi, "launcher pod created: Scheduling");
       auto& a = patch.body.GetAllocator();
       seen_version(patch.body, *vmi);
-      json::set_string(json::ensure_object(patch.body, "status", a), "phase", "Scheduling", a);
+      json::Value& status = json::ensure_object(patch.body, "status", a);
+      json::set_string(status, "phase", "Scheduling", a);
+      json::set(status, "phaseTransitionTimestamps", phase_transitions_with(*vmi, "Scheduling", state.now, a), a);
       actions.push_back(std::move(patch));
       continue;
     }
@@ -551,9 +602,20 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
       seen_version(patch.body, *vmi);
       json::Value& status = json::ensure_object(patch.body, "status", a);
       json::set_string(status, "phase", phase, a);
+      json::set(status, "phaseTransitionTimestamps", phase_transitions_with(*vmi, phase, state.now, a), a);
       if (phase == "Failed") {
         json::set_string(status, "reason", pod == nullptr ? "PodDeleted" : "PodTerminated", a);
       }
+      actions.push_back(std::move(patch));
+    } else if (!deleting(*vmi) && phase_transition_missing(*vmi)) {
+      // A phase the node agent wrote (Running, Succeeded, Failed): recorded once seen.
+      const std::string_view current = phase_of(*vmi);
+      Action patch = action(ActionKind::patch_vmi, "VirtualMachineInstance", *vmi,
+                            "phase " + std::string(current) + ": transition recorded");
+      auto& a = patch.body.GetAllocator();
+      seen_version(patch.body, *vmi);
+      json::set(json::ensure_object(patch.body, "status", a), "phaseTransitionTimestamps",
+                phase_transitions_with(*vmi, current, state.now, a), a);
       actions.push_back(std::move(patch));
     }
   }

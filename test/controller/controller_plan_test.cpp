@@ -12,6 +12,7 @@
 #include "support/json_test_support.hpp"
 #include "vmgate/admission/cluster.hpp"
 #include "vmgate/admission/pipeline.hpp"
+#include "vmgate/kube/utc_time.hpp"
 
 namespace vmgate::controller {
 namespace {
@@ -52,6 +53,7 @@ struct World {
   std::map<std::string, json::Document> pods;
   int uids = 0;
   int conflicts = 0;
+  std::string now = "2026-01-01T00:00:00Z";
   std::vector<std::string> log;
 
   std::map<std::string, json::Document>& store(const std::string& kind) {
@@ -79,7 +81,7 @@ struct World {
 
   State state() const {
     State out;
-    out.now = "2026-01-01T00:00:00Z";
+    out.now = now;
     for (const auto& [key, vm] : vms) {
       out.vms.push_back(&vm);
     }
@@ -247,6 +249,8 @@ TEST(Plan, AlwaysRestartsAFinishedVmi) {
   World world;
   world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
   world.settle(settings());
+  world.set_vmi_phase("Running", true);  // it ran: its end is no start failure
+  world.settle(settings());
   world.set_vmi_phase("Succeeded", false);
   world.step(settings());  // delete the VMI (finalizer: marked)
   world.settle(settings());
@@ -281,6 +285,8 @@ TEST(Plan, OnceRunsOnce) {
   World world;
   world.put("VirtualMachine", vm_doc(R"("runStrategy":"Once")"));
   world.settle(settings());
+  world.set_vmi_phase("Running", true);
+  world.settle(settings());
   world.set_vmi_phase("Succeeded", false);
   world.settle(settings());
   ASSERT_EQ(world.vmis.size(), 1U);
@@ -292,16 +298,103 @@ TEST(Plan, RerunOnFailureRerunsFailuresOnly) {
   World world;
   world.put("VirtualMachine", vm_doc(R"("runStrategy":"RerunOnFailure")"));
   world.settle(settings());
+  world.set_vmi_phase("Running", true);
+  world.settle(settings());
   world.set_vmi_phase("Failed", false);
   world.settle(settings());
   ASSERT_EQ(world.vmis.size(), 1U);
   EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Scheduling");  // rerun
+  world.set_vmi_phase("Running", true);
+  world.settle(settings());
   world.set_vmi_phase("Succeeded", false);
   world.settle(settings());
   EXPECT_TRUE(world.vmis.empty());
   EXPECT_EQ(world.vm_status(), "Stopped");
   world.settle(settings());
   EXPECT_TRUE(world.vmis.empty());
+}
+
+// KubeVirt's start failure backoff: a VMI that ends before it ever ran holds the next start back
+// 10 s x failures^2 (+ up to half again, at most 5 min), the VM showing CrashLoopBackOff; a VMI
+// that runs clears it.
+TEST(Plan, AVmiThatNeverRunsBacksItsVmOff) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  world.settle(settings());
+  ASSERT_EQ(world.vmis.size(), 1U);
+  const std::string first_uid = text(world.vmis.begin()->second, "/metadata/uid");
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phaseTransitionTimestamps/0/phase"), "Scheduling");
+  world.set_vmi_phase("Failed", false);
+  world.settle(settings());
+  EXPECT_TRUE(world.vmis.empty());  // deleted, and no new one yet
+  EXPECT_EQ(world.vm_status(), "CrashLoopBackOff");
+  const json::Document& vm = world.vms.begin()->second;
+  EXPECT_EQ(text(vm, "/status/startFailure/consecutiveFailCount"), "1");
+  EXPECT_EQ(text(vm, "/status/startFailure/lastFailedVMIUID"), first_uid);
+  const auto retry_after = kube::parse_utc_seconds(text(vm, "/status/startFailure/retryAfterTimestamp"));
+  const std::int64_t start = *kube::parse_utc_seconds(world.now);
+  ASSERT_TRUE(retry_after.has_value());
+  EXPECT_GE(*retry_after - start, 10);
+  EXPECT_LE(*retry_after - start, 15);
+  // The plan says when to look again, and holds the start back until then.
+  std::optional<std::chrono::seconds> replan;
+  std::vector<std::string> notes;
+  EXPECT_TRUE(plan(world.state(), settings(), &notes, &replan).empty());
+  ASSERT_TRUE(replan.has_value());
+  EXPECT_EQ(replan->count(), *retry_after - start);
+  ASSERT_EQ(notes.size(), 1U);
+  EXPECT_EQ(notes[0], "ns1/vm1: start delayed by the start failure backoff until " +
+                          text(vm, "/status/startFailure/retryAfterTimestamp"));
+
+  world.now = kube::format_utc_seconds(*retry_after);
+  world.settle(settings());
+  ASSERT_EQ(world.vmis.size(), 1U);
+  EXPECT_EQ(world.vm_status(), "Starting");
+  world.set_vmi_phase("Failed", false);
+  world.settle(settings());
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/startFailure/consecutiveFailCount"), "2");
+  const auto second_retry =
+      kube::parse_utc_seconds(text(world.vms.begin()->second, "/status/startFailure/retryAfterTimestamp"));
+  EXPECT_GE(*second_retry - *retry_after, 40);
+  EXPECT_LE(*second_retry - *retry_after, 60);
+
+  // The third VMI runs: the failures are forgotten (the merge patch removes startFailure).
+  world.now = kube::format_utc_seconds(*second_retry);
+  world.settle(settings());
+  world.set_vmi_phase("Running", true);
+  world.settle(settings());
+  EXPECT_EQ(world.vm_status(), "Running");
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/startFailure"), "null");
+  const json::Value* transitions = json::find_path(world.vmis.begin()->second, {"status", "phaseTransitionTimestamps"});
+  ASSERT_NE(transitions, nullptr);
+  EXPECT_EQ(text(world.vmis.begin()->second, "/status/phaseTransitionTimestamps/1/phase"), "Running");
+}
+
+// A VM whose every VMI fails at once costs a bounded number of VMIs: ten minutes of it, planned
+// every second, make five or six, not one per plan.
+TEST(Plan, AVmThatNeverStartsMakesFewVmis) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  const std::int64_t start = *kube::parse_utc_seconds(world.now);
+  int created = 0;
+  std::string last_uid;
+  for (std::int64_t second = 0; second < 600; ++second) {
+    world.now = kube::format_utc_seconds(start + second);
+    world.step(settings());
+    if (!world.vmis.empty()) {
+      const std::string uid = text(world.vmis.begin()->second, "/metadata/uid");
+      if (uid != last_uid) {
+        ++created;
+        last_uid = uid;
+      }
+      if (text(world.vmis.begin()->second, "/status/phase") == "Scheduling") {
+        world.set_vmi_phase("Failed", false);
+      }
+    }
+  }
+  EXPECT_GE(created, 4);
+  EXPECT_LE(created, 6);
+  EXPECT_EQ(world.vm_status(), "CrashLoopBackOff");
 }
 
 TEST(Plan, ManualAndHaltedNeverStart) {

@@ -8,7 +8,9 @@
 // I/O. Thread-safe. Every write is keyed by name and checked by uid, so that planning twice
 // from the same state, or from a state a write has not reached yet, is harmless: creates of an
 // existing name fail with 409, deletes carry the uid as a precondition.
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -88,13 +90,17 @@ std::string denial_message(const admission::Verdict& verdict);
 std::string run_strategy(const json::Value& vm);
 
 /// The VM status KubeVirt's controller would show for `vm` with `vmi` (may be null):
-/// printableStatus, ready, created, runStrategy and the Ready condition. `start_expected`: the
-/// plan is creating the VMI now.
-json::Document vm_status(const json::Value& vm, const json::Value* vmi, bool start_expected, std::string_view now);
+/// printableStatus, ready, created, runStrategy, startFailure and the Ready condition.
+/// `start_expected`: the plan is creating the VMI now. `start_failure`: the VM's start failure
+/// as next_start_failure() gives it (null or absent: none, and a recorded one is removed).
+json::Document vm_status(const json::Value& vm, const json::Value* vmi, bool start_expected, std::string_view now,
+                         const json::Value* start_failure = nullptr);
 
 /// The next writes. Never throws; objects it cannot read are skipped with an Action-free note in
-/// `notes` (one line each) when given.
-std::vector<Action> plan(const State& state, const PlanSettings& settings, std::vector<std::string>* notes = nullptr);
+/// `notes` (one line each) when given. `replan_within`, when given, is lowered to the time after
+/// which a plan would do what this one held back (a VM's start failure backoff ending).
+std::vector<Action> plan(const State& state, const PlanSettings& settings, std::vector<std::string>* notes = nullptr,
+                         std::optional<std::chrono::seconds>* replan_within = nullptr);
 
 std::string_view to_string(ActionKind kind);
 
