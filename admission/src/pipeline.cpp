@@ -173,10 +173,9 @@ MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, c
                                                          vmi.GetAllocator())) {
       return denied(Verdict::bad_request(std::move(*error)));
     }
-  } else if (request.old_object != nullptr && !request.from_kubevirt_service_account &&
-             !request.from_launcher_service_account) {
-    // Status belongs to KubeVirt: a user's change to it is reverted (vmi-mutator.go UPDATE).
-    // vmgate's launcher reports the status itself, as virt-handler does in KubeVirt.
+  } else if (request.old_object != nullptr && !request.from_kubevirt_service_account) {
+    // Status belongs to KubeVirt: a user's change to it is reverted (vmi-mutator.go UPDATE);
+    // vmgate-node reports it as kubevirt-handler, as virt-handler does.
     const json::Value* old_status = json::find(*request.old_object, "status");
     if (!semantically_equal(struct_member(object, "status"), struct_member(*request.old_object, "status"))) {
       if (old_status != nullptr) {

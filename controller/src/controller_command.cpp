@@ -512,8 +512,6 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
     state.expected_pods = executor.expected_pods(pods);
     PodSettings from_options;
     from_options.image = options.launcher_image;
-    from_options.service_account = options.launcher_service_account;
-    from_options.launcher_link = options.launcher_link;
     from_options.container_disk_delivery = options.container_disk_delivery;
     from_options.allow_emulation = options.use_emulation;
     // The KubeVirt CR as the admission cache read it (one parse, shared with the expansion).

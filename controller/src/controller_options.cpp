@@ -17,8 +17,6 @@ enum class Option : std::size_t {
   lease_name,
   identity,
   launcher_image,
-  launcher_service_account,
-  launcher_link,
   container_disk_delivery,
   use_emulation,
   resync,
@@ -57,20 +55,6 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                                .value_name = "IMAGE",
                                .help = "the image of the launcher pods' compute container\n"
                                        "(default vmgate-launcher:latest)."});
-  set(Option::launcher_service_account,
-      {.name = "launcher-service-account",
-       .non_empty = true,
-       .value_name = "NAME",
-       .help = "with --launcher-link api: the launcher pods' service account when the VMI\n"
-               "names none (it must get, list, watch and patch the VMI; default: the\n"
-               "namespace's default)."});
-  set(Option::launcher_link, {.name = "launcher-link",
-                              .non_empty = true,
-                              .value_name = "pod|api",
-                              .help = "how the launcher gets its VMI and reports its status. pod (default): the VMI\n"
-                                      "in a pod annotation read as a file, the status in a file of the pod that\n"
-                                      "vmgate-node reports; no API token in the pod. api: vmgate-launcher\n"
-                                      "--vmi-name reads the VMI and patches its status with the pod's token."});
   set(Option::container_disk_delivery,
       {.name = "container-disk-delivery",
        .non_empty = true,
@@ -99,7 +83,6 @@ constexpr std::array fields{
     common::bind_option(Option::lease_name, &ControllerOptions::lease_name),
     common::bind_option(Option::identity, &ControllerOptions::identity),
     common::bind_option(Option::launcher_image, &ControllerOptions::launcher_image),
-    common::bind_option(Option::launcher_service_account, &ControllerOptions::launcher_service_account),
     common::bind_option(Option::use_emulation, &ControllerOptions::use_emulation),
     common::bind_option(Option::help, &ControllerOptions::help),
 };
@@ -123,15 +106,6 @@ constexpr common::CommandSyntax<ControllerOptions> syntax{"controller", specs, f
 Status apply_option(ControllerOptions& options, Option option, std::string_view value) {
   const std::string text(value);
   switch (option) {
-    case Option::launcher_link:
-      if (text == "pod") {
-        options.launcher_link = LauncherLink::pod;
-      } else if (text == "api") {
-        options.launcher_link = LauncherLink::api;
-      } else {
-        return Error{"--launcher-link must be pod or api, not \"" + text + "\""};
-      }
-      break;
     case Option::container_disk_delivery:
       if (text == "copy") {
         options.container_disk_delivery = ContainerDiskDelivery::copy;
@@ -183,11 +157,6 @@ Result<ControllerOptions> parse_controller_options(std::span<const std::string_v
   if (!options.context.empty() && options.kubeconfig.empty()) {
     return Error{"--context needs --kubeconfig"};
   }
-  if (!options.launcher_service_account.empty() && options.launcher_link == LauncherLink::pod) {
-    return Error{
-        "--launcher-service-account is only used with --launcher-link api (the pod link's launcher "
-        "pods mount no token)"};
-  }
   return options;
 }
 
@@ -196,8 +165,8 @@ std::string controller_usage() {
          "                         [--lease-namespace NS --lease-name NAME [--identity ID]] [options]\n\n"
          "The VM controller: starts and stops VirtualMachineInstances as the VirtualMachines' run\n"
          "strategies say, runs each in a launcher pod (vmgate-launcher --vmi FILE, the VMI in a\n"
-         "pod annotation; or --vmi-name NS/NAME with --launcher-link api) and reflects the pods\n"
-         "into the VMI and VM status (docs/controller.md). SIGTERM: release the Lease and exit 0.\n"
+         "pod annotation) and reflects the pods into the VMI and VM status (docs/controller.md). SIGTERM: release the "
+         "Lease and exit 0.\n"
          "\nOptions:\n" +
          common::format_options(specs);
 }

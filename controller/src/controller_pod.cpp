@@ -832,14 +832,12 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
   // filterVMIAnnotationsForPod keeps none of KubeVirt's own; the domain name tells a person whose pod it is.
   json::Value annotations(rapidjson::kObjectType);
   json::set_string(annotations, "kubevirt.io/domain", name, a);
-  const bool pod_link = settings.launcher_link == LauncherLink::pod;
-  if (pod_link) {
-    Result<std::string> embedded = vmi_annotation_value(vmi, namespace_name + "/" + name);
-    if (!embedded) {
-      return embedded.error();
-    }
-    json::set_string(annotations, kube::pod_paths::vmi_annotation, *embedded, a);
+  // The launcher's VMI: the copy judged here, read by the launcher as a downward-API file.
+  Result<std::string> embedded = vmi_annotation_value(vmi, namespace_name + "/" + name);
+  if (!embedded) {
+    return embedded.error();
   }
+  json::set_string(annotations, kube::pod_paths::vmi_annotation, *embedded, a);
   json::set(meta, "annotations", std::move(annotations), a);
 
   json::Value owner(rapidjson::kObjectType);
@@ -865,9 +863,9 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
             json::Value(static_cast<std::int64_t>(grace + 2 * grace_padding_seconds)), a);
   json::set_string(pod_spec, "restartPolicy", "Never", a);
   json::set(pod_spec, "enableServiceLinks", json::Value(false), a);
-  // The api link's launcher reads and patches its VMI with the pod's token; the pod link's has
-  // no token at all, so a guest that escaped into the pod finds no identity to use.
-  json::set(pod_spec, "automountServiceAccountToken", json::Value(!pod_link), a);
+  // The launcher reads its VMI from a file and reports through a file the node agent reads: no
+  // token at all, so a guest that escaped into the pod finds no identity to use.
+  json::set(pod_spec, "automountServiceAccountToken", json::Value(false), a);
 
   json::Value selectors(rapidjson::kObjectType);
   for (const auto& [key, value] : node_selectors(vmi, settings)) {
@@ -884,22 +882,14 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       json::set_string(pod_spec, field, value, a);
     }
   }
-  // api link: the VMI's service account, else the launcher's (it reads and patches its VMI),
-  // else the namespace's default, as KubeVirt. pod link: none named and no token, unless the VMI
-  // has a serviceAccount volume: then, as template.go, the pod runs as the VMI's
-  // serviceAccountName, else as the volume's account, with the token mounted, so that the
-  // launcher builds the guest's disk from the tenant's own account. The pod link sets no other
-  // account, so the token can never be one of vmgate's identities.
+  // No account named and no token, unless the VMI has a serviceAccount volume: then, as
+  // template.go, the pod runs as the VMI's serviceAccountName, else as the volume's account, with
+  // the token mounted, so that the launcher builds the guest's disk from the tenant's own
+  // account. No other account is ever set, so the token can never be one of vmgate's identities.
   const std::string_view own_account = json::find_string(*spec, "serviceAccountName");
-  if (pod_link) {
-    if (const std::string_view volume_account = service_account_volume(*spec); !volume_account.empty()) {
-      json::set_string(pod_spec, "serviceAccountName", own_account.empty() ? volume_account : own_account, a);
-      json::set(pod_spec, "automountServiceAccountToken", json::Value(true), a);
-    }
-  } else if (!own_account.empty()) {
-    json::set_string(pod_spec, "serviceAccountName", own_account, a);
-  } else if (!settings.service_account.empty()) {
-    json::set_string(pod_spec, "serviceAccountName", settings.service_account, a);
+  if (const std::string_view volume_account = service_account_volume(*spec); !volume_account.empty()) {
+    json::set_string(pod_spec, "serviceAccountName", own_account.empty() ? volume_account : own_account, a);
+    json::set(pod_spec, "automountServiceAccountToken", json::Value(true), a);
   }
   render_affinity(vmi, pod_spec, a);
 
@@ -907,22 +897,17 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
   json::Value container(rapidjson::kObjectType);
   json::set_string(container, "name", "compute", a);
   json::set_string(container, "image", settings.image, a);
-  const std::string vmi_key = namespace_name + "/";
   const std::string private_dir(pod_paths::private_dir);
   const std::string status_file = private_dir + "/" + std::string(pod_paths::status_file_name);
   const std::string serial_log = private_dir + "/" + std::string(pod_paths::serial_log_name);
-  if (pod_link) {
-    json::set(container, "command",
-              string_array({settings.launcher_binary, "--vmi",
-                            std::string(pod_paths::vmi_dir) + "/" + std::string(pod_paths::vmi_file_name),
-                            "--status-file", status_file, "--console-log", serial_log},
-                           a),
-              a);
-    // kubectl describe shows the launcher's last line (why it ended) as the termination message.
-    json::set_string(container, "terminationMessagePolicy", "FallbackToLogsOnError", a);
-  } else {
-    json::set(container, "command", string_array({settings.launcher_binary, "--vmi-name", vmi_key + name}, a), a);
-  }
+  json::set(container, "command",
+            string_array({settings.launcher_binary, "--vmi",
+                          std::string(pod_paths::vmi_dir) + "/" + std::string(pod_paths::vmi_file_name),
+                          "--status-file", status_file, "--console-log", serial_log},
+                         a),
+            a);
+  // kubectl describe shows the launcher's last line (why it ended) as the termination message.
+  json::set_string(container, "terminationMessagePolicy", "FallbackToLogsOnError", a);
   json::Value resource_requirements(rapidjson::kObjectType);
   json::set(resource_requirements, "requests", resource_object(resources->requests, a), a);
   json::set(resource_requirements, "limits", resource_object(resources->limits, a), a);
@@ -975,7 +960,7 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       }
       json::set(entry, "persistentVolumeClaim", std::move(source), a);
       volumes.PushBack(entry, a);
-      if (settings.block_claims.count(vmi_key + claim) != 0) {
+      if (settings.block_claims.count(namespace_name + "/" + claim) != 0) {
         mount(devices, volume_name, std::string(pod_paths::block_device_dir) + "/" + volume_name, false, "devicePath");
       } else {
         mount(mounts, volume_name, std::string(pod_paths::pvc_dir) + "/" + volume_name, claim_read_only);
@@ -1069,49 +1054,47 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       mount(mounts, volume_name, path, false);
     }
   }
-  if (pod_link) {
-    // The VMI, from the annotation above, as the file the launcher reads.
-    json::Value item(rapidjson::kObjectType);
-    json::set_string(item, "path", pod_paths::vmi_file_name, a);
-    json::Value field(rapidjson::kObjectType);
-    json::set_string(field, "fieldPath", "metadata.annotations['" + std::string(pod_paths::vmi_annotation) + "']", a);
-    json::set(item, "fieldRef", std::move(field), a);
-    json::Value items(rapidjson::kArrayType);
-    items.PushBack(item, a);
-    json::Value downward(rapidjson::kObjectType);
-    json::set(downward, "items", std::move(items), a);
-    json::Value entry(rapidjson::kObjectType);
-    json::set_string(entry, "name", pod_paths::vmi_volume, a);
-    json::set(entry, "downwardAPI", std::move(downward), a);
-    volumes.PushBack(entry, a);
-    mount(mounts, pod_paths::vmi_volume, std::string(pod_paths::vmi_dir), true);
-    // The status file and the console log: written by compute, read by guest-console-log and,
-    // through the kubelet's directory, by the node agent.
-    empty_dir_volume(std::string(pod_paths::private_volume));
-    mount(mounts, pod_paths::private_volume, private_dir, false);
-    if (logs_serial_console(vmi)) {
-      // KubeVirt's guest-console-log: a sidecar (an init container that keeps running), started
-      // before the others and stopped by the kubelet after compute has ended, so that it sees
-      // the guest's last words and never holds the pod up.
-      json::Value tail(rapidjson::kObjectType);
-      json::set_string(tail, "name", pod_paths::guest_console_log_container, a);
-      json::set_string(tail, "image", settings.image, a);
-      json::set(
-          tail, "command",
-          string_array({settings.launcher_binary, "--tail-console", serial_log, "--until-status", status_file}, a), a);
-      json::Value tail_mounts(rapidjson::kArrayType);
-      mount(tail_mounts, pod_paths::private_volume, private_dir, true);
-      json::set(tail, "volumeMounts", std::move(tail_mounts), a);
-      json::set(tail, "resources", helper_resources(guest_console_log_resources, guaranteed, a), a);
-      json::set(tail, "securityContext", unprivileged(a), a);
-      json::set_string(tail, "restartPolicy", "Always", a);
-      json::Value with_tail(rapidjson::kArrayType);
-      with_tail.PushBack(tail, a);
-      for (auto& other : init_containers.GetArray()) {
-        with_tail.PushBack(other, a);
-      }
-      init_containers = std::move(with_tail);
+  // The VMI, from the annotation above, as the file the launcher reads.
+  json::Value item(rapidjson::kObjectType);
+  json::set_string(item, "path", pod_paths::vmi_file_name, a);
+  json::Value field(rapidjson::kObjectType);
+  json::set_string(field, "fieldPath", "metadata.annotations['" + std::string(pod_paths::vmi_annotation) + "']", a);
+  json::set(item, "fieldRef", std::move(field), a);
+  json::Value items(rapidjson::kArrayType);
+  items.PushBack(item, a);
+  json::Value downward(rapidjson::kObjectType);
+  json::set(downward, "items", std::move(items), a);
+  json::Value vmi_file(rapidjson::kObjectType);
+  json::set_string(vmi_file, "name", pod_paths::vmi_volume, a);
+  json::set(vmi_file, "downwardAPI", std::move(downward), a);
+  volumes.PushBack(vmi_file, a);
+  mount(mounts, pod_paths::vmi_volume, std::string(pod_paths::vmi_dir), true);
+  // The status file and the console log: written by compute, read by guest-console-log and,
+  // through the kubelet's directory, by the node agent.
+  empty_dir_volume(std::string(pod_paths::private_volume));
+  mount(mounts, pod_paths::private_volume, private_dir, false);
+  if (logs_serial_console(vmi)) {
+    // KubeVirt's guest-console-log: a sidecar (an init container that keeps running), started
+    // before the others and stopped by the kubelet after compute has ended, so that it sees
+    // the guest's last words and never holds the pod up.
+    json::Value tail(rapidjson::kObjectType);
+    json::set_string(tail, "name", pod_paths::guest_console_log_container, a);
+    json::set_string(tail, "image", settings.image, a);
+    json::set(tail, "command",
+              string_array({settings.launcher_binary, "--tail-console", serial_log, "--until-status", status_file}, a),
+              a);
+    json::Value tail_mounts(rapidjson::kArrayType);
+    mount(tail_mounts, pod_paths::private_volume, private_dir, true);
+    json::set(tail, "volumeMounts", std::move(tail_mounts), a);
+    json::set(tail, "resources", helper_resources(guest_console_log_resources, guaranteed, a), a);
+    json::set(tail, "securityContext", unprivileged(a), a);
+    json::set_string(tail, "restartPolicy", "Always", a);
+    json::Value with_tail(rapidjson::kArrayType);
+    with_tail.PushBack(tail, a);
+    for (auto& other : init_containers.GetArray()) {
+      with_tail.PushBack(other, a);
     }
+    init_containers = std::move(with_tail);
   }
   // A VMI volume named as one of the pod's own (private, vmi, hugepages, container-disk-0...)
   // would make a pod the API server refuses, at every pass.

@@ -318,15 +318,14 @@ TEST(Pipeline, NonObjectRequestsAreRejectedNotCrashed) {
   }
 }
 
-// vmi-mutator.go UPDATE reverts a user's status change; vmgate's launcher reports the status, so
-// its service account (in the VMI's namespace, decided by the transport) is trusted for status
-// only.
+// vmi-mutator.go UPDATE reverts a user's status change; only KubeVirt's accounts keep theirs
+// (vmgate-node reports the status as kubevirt-handler).
 constexpr std::string_view kRunningVmi = R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
   "metadata":{"name":"vm1","namespace":"default"},
   "spec":{"domain":{"devices":{}},"terminationGracePeriodSeconds":0},
   "status":{"phase":"Scheduled"}})";
 
-TEST(Pipeline, VmiStatusChangeIsKeptOnlyForKubeVirtAndTheLauncherAccount) {
+TEST(Pipeline, VmiStatusChangeIsKeptOnlyForKubeVirt) {
   const Pipeline pipeline;
   const ObjectStore store;
   const json::Document old_vmi = parse(kRunningVmi);
@@ -338,55 +337,13 @@ TEST(Pipeline, VmiStatusChangeIsKeptOnlyForKubeVirtAndTheLauncherAccount) {
   r.object = &vmi;
   r.old_object = &old_vmi;
 
-  // A user (the launcher's account name in another namespace is one: the transport says so).
   const MutationOutcome by_user = pipeline.mutate(r, store);
   ASSERT_TRUE(by_user.verdict.allowed) << by_user.verdict.message;
   EXPECT_EQ(dump(*json::find_path(by_user.mutated, {"status", "phase"})), R"("Scheduled")");
 
-  Request launcher = r;
-  launcher.from_launcher_service_account = true;
-  const MutationOutcome by_launcher = pipeline.mutate(launcher, store);
-  ASSERT_TRUE(by_launcher.verdict.allowed) << by_launcher.verdict.message;
-  EXPECT_EQ(dump(by_launcher.patch), "[]");
-  EXPECT_TRUE(pipeline.validate(launcher, store).allowed);
-
   Request kubevirt = r;
   kubevirt.from_kubevirt_service_account = true;
   EXPECT_EQ(dump(pipeline.mutate(kubevirt, store).patch), "[]");
-}
-
-TEST(Pipeline, TheLauncherAccountsSpecAndLabelChangesAreJudgedAsAUsers) {
-  const Pipeline pipeline;
-  const ObjectStore store;
-  const json::Document old_vmi = parse(kRunningVmi);
-  Request r;
-  r.resource = Resource::virtual_machine_instance;
-  r.operation = Operation::update;
-  r.old_object = &old_vmi;
-  r.from_launcher_service_account = true;
-
-  json::Document spec_changed = parse(kRunningVmi);
-  json::set(*json::find(spec_changed, "spec"), "terminationGracePeriodSeconds", json::Value(30),
-            spec_changed.GetAllocator());
-  r.object = &spec_changed;
-  const Verdict spec_verdict = pipeline.validate(r, store);
-  EXPECT_FALSE(spec_verdict.allowed);
-  EXPECT_EQ(spec_verdict.code, 422);
-  ASSERT_EQ(spec_verdict.causes.size(), 1U);
-  EXPECT_EQ(spec_verdict.causes[0].message, "update of VMI object is restricted");
-
-  json::Document labelled = parse(kRunningVmi);
-  const json::Document labels = parse(R"({"kubevirt.io/nodeName":"n1"})");
-  json::set(*json::find(labelled, "metadata"), "labels", json::copy(labels, labelled.GetAllocator()),
-            labelled.GetAllocator());
-  r.object = &labelled;
-  EXPECT_FALSE(pipeline.validate(r, store).allowed);
-
-  // The same changes by KubeVirt stand: the flag above, not the change, made the denial.
-  r.from_launcher_service_account = false;
-  r.from_kubevirt_service_account = true;
-  r.object = &spec_changed;
-  EXPECT_TRUE(pipeline.validate(r, store).allowed);
 }
 
 }  // namespace

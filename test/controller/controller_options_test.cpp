@@ -19,7 +19,6 @@ TEST(ControllerOptions, DefaultsAndValues) {
   EXPECT_TRUE(defaults->lease_name.empty());
   EXPECT_EQ(defaults->resync, std::chrono::seconds(30));
   EXPECT_EQ(defaults->lease_duration, std::chrono::seconds(15));
-  EXPECT_EQ(defaults->launcher_link, LauncherLink::pod);
   EXPECT_EQ(defaults->container_disk_delivery, ContainerDiskDelivery::copy);
   Result<ControllerOptions> all = parse({"--kubeconfig",
                                          "k",
@@ -34,12 +33,8 @@ TEST(ControllerOptions, DefaultsAndValues) {
                                          "a",
                                          "--launcher-image",
                                          "img:1",
-                                         "--launcher-link",
-                                         "api",
                                          "--container-disk-delivery",
                                          "image-volume",
-                                         "--launcher-service-account",
-                                         "sa",
                                          "--use-emulation",
                                          "--resync",
                                          "2s",
@@ -53,8 +48,6 @@ TEST(ControllerOptions, DefaultsAndValues) {
   EXPECT_EQ(all->lease_name, "vmgate");
   EXPECT_EQ(all->identity, "a");
   EXPECT_EQ(all->launcher_image, "img:1");
-  EXPECT_EQ(all->launcher_service_account, "sa");
-  EXPECT_EQ(all->launcher_link, LauncherLink::api);
   EXPECT_EQ(all->container_disk_delivery, ContainerDiskDelivery::image_volume);
   EXPECT_TRUE(all->use_emulation);
   EXPECT_EQ(all->resync, std::chrono::seconds(2));
@@ -73,9 +66,10 @@ TEST(ControllerOptions, Refusals) {
       {{"--namespace="}, "--namespace"},
       {{"--bogus"}, "--bogus"},
       {{"extra"}, "unexpected argument \"extra\""},
-      {{"--launcher-link", "token"}, "--launcher-link must be pod or api, not \"token\""},
+      // The launcher reads its VMI from the pod and holds no token: the api link is gone.
+      {{"--launcher-link", "api"}, "--launcher-link"},
+      {{"--launcher-service-account", "sa"}, "--launcher-service-account"},
       {{"--container-disk-delivery", "pull"}, "--container-disk-delivery must be copy or image-volume, not \"pull\""},
-      {{"--launcher-service-account", "sa"}, "--launcher-service-account is only used with --launcher-link api"},
   };
   for (const auto& [args, message] : cases) {
     Result<ControllerOptions> parsed = parse(args);
@@ -88,8 +82,7 @@ TEST(ControllerOptions, UsageListsEveryOption) {
   const std::string usage = controller_usage();
   for (const char* option :
        {"--kubeconfig", "--context", "--namespace", "--lease-namespace", "--lease-name", "--identity",
-        "--launcher-image", "--launcher-service-account", "--launcher-link", "--container-disk-delivery",
-        "--use-emulation", "--resync", "--lease-duration", "--help"}) {
+        "--launcher-image", "--container-disk-delivery", "--use-emulation", "--resync", "--lease-duration", "--help"}) {
     EXPECT_NE(usage.find(option), std::string::npos) << option;
   }
 }

@@ -19,6 +19,21 @@ using testing::text;
 
 constexpr std::int64_t mi = std::int64_t{1} << 20U;
 
+// A list of volumes or mounts without the pod's own (the VMI file and the private emptyDir,
+// covered by PodLinkCarriesTheVmiAsAFileAndNoToken): what the VMI's own volumes became.
+std::string vmi_entries(const json::Value* list) {
+  json::Document out(rapidjson::kArrayType);
+  if (list != nullptr && list->IsArray()) {
+    for (const json::Value& entry : list->GetArray()) {
+      const std::string_view name = json::find_string(entry, "name");
+      if (name != kube::pod_paths::vmi_volume && name != kube::pod_paths::private_volume) {
+        out.PushBack(json::copy(entry, out.GetAllocator()), out.GetAllocator());
+      }
+    }
+  }
+  return json::to_string(out);
+}
+
 std::int64_t overhead_bytes(std::string_view vmi_text, PodSettings settings = {}) {
   const json::Document vmi = parse(vmi_text);
   Result<admission::Quantity> overhead = memory_overhead(vmi, settings);
@@ -158,19 +173,16 @@ TEST(LauncherPod, AHostDiskIsTheNodesDirectoryBehindTheGate) {
     "domain":{"devices":{"disks":[{"name":"host","disk":{}}]}},
     "volumes":[{"name":"host","hostDisk":{"path":"/data/images/disk.img","type":"DiskOrCreate","capacity":"1Gi"}}]}})");
   PodSettings settings;
-  settings.launcher_link = LauncherLink::api;  // the VMI's volumes only
   const Result<json::Document> refused = launcher_pod(vmi, settings);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().message, "spec.volumes[0].hostDisk: HostDisk feature gate is not enabled");
   settings.host_disk_enabled = true;
   const Result<json::Document> pod = launcher_pod(vmi, settings);
   ASSERT_TRUE(pod.ok()) << pod.error().message;
-  EXPECT_TRUE(
-      testing::json_equals(json::find_path(*pod, {"spec", "volumes"}),
-                           R"([{"name":"host","hostPath":{"path":"/data/images","type":"DirectoryOrCreate"}}])"));
-  EXPECT_TRUE(
-      testing::json_equals(json::find(json::find_path(*pod, {"spec", "containers"})->GetArray()[0], "volumeMounts"),
-                           R"([{"name":"host","mountPath":"/var/run/kubevirt-private/vmi-disks/host"}])"));
+  EXPECT_EQ(vmi_entries(json::find_path(*pod, {"spec", "volumes"})),
+            R"([{"name":"host","hostPath":{"path":"/data/images","type":"DirectoryOrCreate"}}])");
+  EXPECT_EQ(vmi_entries(json::find(json::find_path(*pod, {"spec", "containers"})->GetArray()[0], "volumeMounts")),
+            R"([{"name":"host","mountPath":"/var/run/kubevirt-private/vmi-disks/host"}])");
   const json::Document relative = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{
     "domain":{},"volumes":[{"name":"host","hostDisk":{"path":"token","type":"Disk"}}]}})");
   EXPECT_EQ(launcher_pod(relative, settings).error().message,
@@ -180,7 +192,6 @@ TEST(LauncherPod, AHostDiskIsTheNodesDirectoryBehindTheGate) {
 TEST(LauncherPod, MetadataCommandAndOwner) {
   const json::Document vmi = parse(hugepages_vmi);
   PodSettings settings;
-  settings.launcher_link = LauncherLink::api;
   settings.image = "registry.example/vmgate-launcher:1";
   Result<json::Document> pod = launcher_pod(vmi, settings);
   ASSERT_TRUE(pod.ok()) << pod.error().message;
@@ -199,21 +210,27 @@ TEST(LauncherPod, MetadataCommandAndOwner) {
   EXPECT_EQ(text(*pod, "/spec/hostname"), "vm1");
   EXPECT_EQ(text(*pod, "/spec/containers/0/name"), "compute");
   EXPECT_EQ(text(*pod, "/spec/containers/0/image"), "registry.example/vmgate-launcher:1");
-  EXPECT_EQ(text(*pod, "/spec/containers/0/command"), R"(["vmgate-launcher","--vmi-name","ns1/vm1"])");
+  EXPECT_EQ(
+      text(*pod, "/spec/containers/0/command"),
+      R"(["vmgate-launcher","--vmi","/var/run/vmgate/vmi/vmi.json","--status-file",)"
+      R"("/var/run/kubevirt-private/vmgate-status.json","--console-log","/var/run/kubevirt-private/virt-serial0-log"])");
   EXPECT_EQ(text(*pod, "/spec/tolerations"),
             R"([{"key":"dedicated","operator":"Equal","value":"vms","effect":"NoSchedule"}])");
 }
 
-TEST(LauncherPod, ServiceAccountFromTheVmiElseTheLaunchers) {
+// A VMI's serviceAccountName alone (no serviceAccount volume) puts no token in the pod: naming
+// an account, even one of vmgate's, reaches nothing (the isolation issue's finding 1c).
+TEST(LauncherPod, AServiceAccountNameAloneMountsNoToken) {
   json::Document vmi = parse(hugepages_vmi);
-  PodSettings settings;
-  settings.launcher_link = LauncherLink::api;
-  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/serviceAccountName"), "<absent>");
-  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/automountServiceAccountToken"), "true");
-  settings.service_account = "vmgate-launcher";
-  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/serviceAccountName"), "vmgate-launcher");
-  json::set_string(vmi["spec"], "serviceAccountName", "own", vmi.GetAllocator());
-  EXPECT_EQ(text(*launcher_pod(vmi, settings), "/spec/serviceAccountName"), "own");
+  for (const char* account : {"", "own", "kubevirt-handler", "kubevirt-controller", "vmgate-launcher"}) {
+    if (*account != '\0') {
+      json::set_string(vmi["spec"], "serviceAccountName", account, vmi.GetAllocator());
+    }
+    const Result<json::Document> pod = launcher_pod(vmi, {});
+    ASSERT_TRUE(pod.ok()) << pod.error().message;
+    EXPECT_EQ(text(*pod, "/spec/serviceAccountName"), "<absent>") << account;
+    EXPECT_EQ(text(*pod, "/spec/automountServiceAccountToken"), "false") << account;
+  }
 }
 
 TEST(LauncherPod, ResourcesWithHugepages) {
@@ -319,21 +336,20 @@ TEST(LauncherPod, HostModelGetsNoModelLabelButAvoidsObsoleteHosts) {
 TEST(LauncherPod, VolumesHugepagesContainerDisksAndClaims) {
   const json::Document vmi = parse(hugepages_vmi);
   PodSettings settings;
-  settings.launcher_link = LauncherLink::api;
   settings.container_disk_delivery = ContainerDiskDelivery::image_volume;
   settings.block_claims = {"ns1/raw-pvc"};
   Result<json::Document> pod = launcher_pod(vmi, settings);
   ASSERT_TRUE(pod.ok()) << pod.error().message;
   EXPECT_TRUE(testing::json_equals(
-      json::find_path(*pod, {"spec", "volumes"}),
+      testing::parse(vmi_entries(json::find_path(*pod, {"spec", "volumes"}))),
       R"([{"name":"rootdisk","image":{"reference":"quay.io/containerdisks/fedora:40","pullPolicy":"IfNotPresent"}},
           {"name":"data","persistentVolumeClaim":{"claimName":"data-pvc"}},
           {"name":"raw","persistentVolumeClaim":{"claimName":"raw-pvc"}},
           {"name":"hugepages","emptyDir":{"medium":"HugePages"}},
           {"name":"hugetblfs-dir","emptyDir":{"medium":"HugePages"}}])"));
-  EXPECT_TRUE(
-      testing::json_equals(json::find_path(*pod, {"spec", "containers"})[0][0]["volumeMounts"],
-                           R"([{"name":"rootdisk","mountPath":"/var/run/kubevirt-image-volume/disk_0","readOnly":true},
+  EXPECT_TRUE(testing::json_equals(
+      testing::parse(vmi_entries(&json::find_path(*pod, {"spec", "containers"})[0][0]["volumeMounts"])),
+      R"([{"name":"rootdisk","mountPath":"/var/run/kubevirt-image-volume/disk_0","readOnly":true},
           {"name":"data","mountPath":"/var/run/kubevirt-private/vmi-disks/data"},
           {"name":"hugepages","mountPath":"/dev/hugepages"},
           {"name":"hugetblfs-dir","mountPath":"/dev/hugepages/libvirt/qemu"}])"));
@@ -343,17 +359,6 @@ TEST(LauncherPod, VolumesHugepagesContainerDisksAndClaims) {
   // asserts its side of this path).
   EXPECT_EQ(kube::pod_paths::container_disk_volume(kube::pod_paths::image_volume_dir, 0),
             "/var/run/kubevirt-image-volume/disk_0");
-}
-
-TEST(LauncherPod, ApiLinkIsTodaysPodWithoutHelpers) {
-  PodSettings settings;
-  settings.launcher_link = LauncherLink::api;
-  settings.container_disk_delivery = ContainerDiskDelivery::image_volume;
-  Result<json::Document> pod = launcher_pod(parse(hugepages_vmi), settings);
-  ASSERT_TRUE(pod.ok()) << pod.error().message;
-  EXPECT_EQ(text(*pod, "/metadata/annotations"), R"({"kubevirt.io/domain":"vm1"})");
-  EXPECT_EQ(text(*pod, "/spec/initContainers"), "<absent>");
-  EXPECT_EQ(json::find_path(*pod, {"spec", "containers"})->Size(), 1U);
 }
 
 // The pod link (the default): the VMI travels in an annotation and a downwardAPI file, the status
@@ -426,9 +431,6 @@ TEST(LauncherPod, PodLinkRefusesAVmiLargerThanItsAnnotation) {
                                      "hold"),
             std::string::npos)
       << pod.error().message;
-  PodSettings api;
-  api.launcher_link = LauncherLink::api;
-  EXPECT_TRUE(launcher_pod(vmi, api).ok());
 }
 
 // template.go: a serviceAccount volume makes the pod run as the VMI's serviceAccountName, else
@@ -438,7 +440,6 @@ TEST(LauncherPod, PodLinkMountsTheTokenOfTheServiceAccountVolumesAccount) {
   json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"u-1"},"spec":{"domain":{},
     "volumes":[{"name":"root","emptyDisk":{"capacity":"1Gi"}},{"name":"sa","serviceAccount":{"serviceAccountName":"x"}}]}})");
   PodSettings settings;
-  settings.service_account = "vmgate-launcher";  // refused with the pod link by the options; never used by it
   Result<json::Document> pod = launcher_pod(vmi, settings);
   ASSERT_TRUE(pod.ok()) << pod.error().message;
   EXPECT_EQ(text(*pod, "/spec/serviceAccountName"), "x");

@@ -6,7 +6,7 @@
 # apply as its VM, inferFromVolume through a PVC and a DataSource, an update of the instancetype
 # reference, the watch cache surviving an apiserver restart and a stalled apiserver, the RBAC of
 # manifests/rbac, bad credentials and endpoints reported on /readyz, `vmgate check --kubeconfig`
-# and `vmgate-launcher --vmi-name`.
+# and `vmgate-launcher` on a VMI as stored.
 # Usage: test/e2e/cluster_test.sh   (after the build; VMGATE_SHARED_DIR defaults to ../shared)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -371,7 +371,7 @@ check "check --kubeconfig gives what check --objects gives" \
 check "check --kubeconfig denies vm-conflict alike" \
   test "$(json_field 'd["results"][0]["message"]' <"$work/live-conflict.json")" = "$expected_message"
 
-# ---------------------------------------------------------------- vmgate-launcher --vmi-name
+# ---------------------------------------------------------------- vmgate-launcher on a VMI as stored
 cat >"$work/vmi.yaml" <<'EOF'
 apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance
@@ -389,10 +389,10 @@ check "kubectl creates a VMI through the webhooks" kubectl apply -f "$work/vmi.y
 check "the stored VMI carries the VMI defaults (machine type)" \
   test "$(kubectl get vmi vmi-e2e -n team-a -o jsonpath='{.spec.domain.machine.type}')" = q35
 if [[ -x $launcher ]]; then
-  check "vmgate-launcher --vmi-name reads it from the API" \
-    bash -c "'$launcher' --vmi-name team-a/vmi-e2e --kubeconfig '$KUBECONFIG' --print-xml | grep -q '<name>team-a_vmi-e2e</name>'"
-  check "vmgate-launcher --vmi-name: a missing VMI is named" \
-    bash -c "'$launcher' --vmi-name team-a/nope --kubeconfig '$KUBECONFIG' --print-xml 2>&1 | grep -q 'VirtualMachineInstance team-a/nope not found'"
+  # What a launcher pod gets in its annotation (the controller adds only the embedding).
+  kubectl get vmi vmi-e2e -n team-a -o json >"$work/vmi-stored.json"
+  check "vmgate-launcher takes the stored VMI as admitted" \
+    bash -c "'$launcher' --vmi '$work/vmi-stored.json' --print-xml | grep -q '<name>team-a_vmi-e2e</name>'"
 fi
 
 # ---------------------------------------------------------------- RBAC: exactly what manifests/rbac grants

@@ -190,6 +190,9 @@ check "a failurePolicy outside Fail/Ignore is refused, named" install_refused en
 check "a timeoutSeconds above 30 is refused, named" install_refused range 'webhook: {timeoutSeconds: 31}' "/webhook/timeoutSeconds"
 check "external mode without a caBundle is refused, named" install_refused external 'certs: {mode: external, external: {existingSecret: s}}' "caBundle"
 check "a malformed Go duration is refused, named" install_refused duration 'certs: {selfSigned: {renewBefore: 30 days}}' "/certs/selfSigned/renewBefore"
+# The launcher's account is trusted no more (docs/security.md, "Migrating from the api link"): an
+# upgrade that still sets it is told so instead of silently losing the trust.
+check "the removed serve.launcherServiceAccount is refused, named" install_refused launcher 'serve: {launcherServiceAccount: vmgate-launcher}' "launcherServiceAccount" "/serve"
 template_refused() { # VALUES EXPECTED: helm template fails naming EXPECTED
   fails helm template x "$chart" -f "$1" && err_has "$2"
 }

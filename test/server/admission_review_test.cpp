@@ -334,8 +334,10 @@ TEST(AdmissionReviewUserInfo, KubeVirtServiceAccountsAreConfigurable) {
       nullptr);
 }
 
-TEST(AdmissionReviewUserInfo, TheLauncherAccountOfTheVmisNamespaceKeepsItsStatusChange) {
-  // The fixture is a status change of a VMI in namespace team-a.
+// No launcher identity is trusted: the status change of any account but KubeVirt's is reverted,
+// whatever its name or namespace (the account the launcher pods once ran as included).
+TEST(AdmissionReviewUserInfo, OnlyKubeVirtsAccountsKeepAStatusChange) {
+  // The fixture is a status change of a VMI in namespace team-a, by kubevirt-handler.
   const std::string by_handler = testing::read_file(kFixtures + "vmi-mutate-update-by-kubevirt.request.json");
   const auto as_user = [&by_handler](const std::string& username) {
     std::string body = by_handler;
@@ -343,31 +345,15 @@ TEST(AdmissionReviewUserInfo, TheLauncherAccountOfTheVmisNamespaceKeepsItsStatus
     body.replace(body.find(handler), handler.size(), username);
     return body;
   };
-  const auto reverted = [](const std::string& body, const ReviewOptions& options) {
-    return json::find_path(response_of(call(Endpoint::vmi_mutate, body, options)), {"response", "patch"}) != nullptr;
+  const auto reverted = [](const std::string& body) {
+    return json::find_path(response_of(call(Endpoint::vmi_mutate, body, ReviewOptions{})), {"response", "patch"}) !=
+           nullptr;
   };
-  ReviewOptions options;
-  options.launcher_service_account = "vm-launcher";
-  EXPECT_FALSE(reverted(as_user("system:serviceaccount:team-a:vm-launcher"), options));
-  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-b:vm-launcher"), options));
-  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:vm-launcher2"), options));
-  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:default"), options));
-  EXPECT_TRUE(reverted(as_user("team-a:vm-launcher"), options));
-  // By default no launcher is trusted: KubeVirt's rule as is.
-  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:default"), ReviewOptions{}));
-  EXPECT_TRUE(reverted(as_user("system:serviceaccount:team-a:vm-launcher"), ReviewOptions{}));
-}
-
-TEST(AdmissionReviewUserInfo, LauncherServiceAccountMatchesNamespaceAndNameExactly) {
-  EXPECT_TRUE(is_launcher_service_account("system:serviceaccount:ns:sa", "ns", "sa"));
-  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:ns:sa", "ns2", "sa"));
-  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:ns2:sa", "ns", "sa"));
-  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:ns:xsa", "ns", "sa"));
-  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:nsx:sa", "ns", "sa"));
-  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:n:s:sa", "n", "sa"));
-  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount::sa", "", "sa"));
-  EXPECT_FALSE(is_launcher_service_account("system:serviceaccount:ns:", "ns", ""));
-  EXPECT_FALSE(is_launcher_service_account("", "ns", "sa"));
+  EXPECT_FALSE(reverted(by_handler));
+  for (const char* user : {"system:serviceaccount:team-a:vmgate-launcher", "system:serviceaccount:team-a:default",
+                           "system:serviceaccount:team-b:kubevirt-handler", "kubevirt-handler", "team-a:vm-launcher"}) {
+    EXPECT_TRUE(reverted(as_user(user))) << user;
+  }
 }
 
 TEST(AdmissionReviewResponse, VmiCreateAsksTheClockOnly) {

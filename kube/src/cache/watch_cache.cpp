@@ -761,24 +761,4 @@ Result<ListedCluster> list_cluster(const ClientConfig& config, const admission::
   return listed;
 }
 
-Result<json::Document, FetchError> get_object(const ClientConfig& config, std::string_view path,
-                                              std::chrono::milliseconds deadline) {
-  Result<std::unique_ptr<ApiConnection>> connection = ApiConnection::create(config);
-  if (!connection) {
-    return FetchError{0, connection.error().message};
-  }
-  Result<HttpResponse, TransportError> response = (*connection)->get(path, deadline);
-  if (!response) {
-    return FetchError{0, response.error().message};
-  }
-  if (response->status != 200) {
-    return FetchError{response->status, describe_refusal("GET " + std::string(path), *response)};
-  }
-  Result<json::Document, json::DecodeError> parsed = json::parse_json(response->body);
-  if (!parsed) {
-    return FetchError{response->status, "GET " + std::string(path) + ": " + parsed.error().message};
-  }
-  return std::move(parsed.value());
-}
-
 }  // namespace vmgate::kube

@@ -22,7 +22,6 @@
 #ifdef VMGATE_LAUNCHER_HAS_LIBVIRT
 #include "vmgate/launcher/libvirt.hpp"
 #include "vmgate/launcher/supervisor.hpp"
-#include "vmgate/launcher/vmi_link.hpp"
 #endif
 
 namespace vmgate::launcher {
@@ -106,8 +105,8 @@ class SignalWatcher {
   std::thread thread_;
 };
 
-int boot(const LauncherOptions& options, const json::Value& vmi, const std::string& xml, long grace_seconds,
-         bool start_paused, std::ostream& err) {
+int boot(const LauncherOptions& options, const std::string& xml, long grace_seconds, bool start_paused,
+         std::ostream& err) {
   block_stop_signals();
 
   std::string uri = options.connect;
@@ -135,29 +134,11 @@ int boot(const LauncherOptions& options, const json::Value& vmi, const std::stri
   config.on_running = [&err](const std::string& name) {
     err << "vmgate-launcher: domain " << name << " running" << std::endl;
   };
-  // --vmi-name: phases to the VMI, and its deletion stops the guest as SIGTERM does.
-  std::unique_ptr<VmiLink> link;
-  if (!options.vmi_name.empty()) {
-    Result<kube::ClientConfig> client = vmi_client_config(options.kubeconfig, options.context);
-    Result<std::unique_ptr<VmiLink>> created =
-        client ? VmiLink::create(*client, vmi, err) : Result<std::unique_ptr<VmiLink>>(client.error());
-    if (!created) {
-      return give_up(options, err, 1, created.error().message);
-    }
-    link = std::move(created.value());
-    config.on_status = [&link](const std::string& phase, const std::string& reason) { link->report(phase, reason); };
-  }
   Supervisor supervisor(connection->get(), config);
-  if (link) {
-    link->start([&supervisor] { supervisor.request_stop(); });
-  }
   Outcome outcome;
   {
     const SignalWatcher watcher(supervisor);
     outcome = supervisor.run(xml);
-  }
-  if (link) {
-    link->finish();
   }
   err << "vmgate-launcher: " << outcome.reason << '\n';
   return outcome.exit_code;
@@ -166,8 +147,8 @@ int boot(const LauncherOptions& options, const json::Value& vmi, const std::stri
 }  // namespace
 #else
 namespace {
-int boot(const LauncherOptions& options, const json::Value& /*vmi*/, const std::string& /*xml*/, long /*grace_seconds*/,
-         bool /*start_paused*/, std::ostream& err) {
+int boot(const LauncherOptions& options, const std::string& /*xml*/, long /*grace_seconds*/, bool /*start_paused*/,
+         std::ostream& err) {
   return give_up(options, err, 1, "built without libvirt; only --print-xml works");
 }
 }  // namespace
@@ -250,7 +231,7 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   }
   const json::Value* strategy = json::find_path(*vmi, {"spec", "startStrategy"});
   const bool start_paused = strategy != nullptr && strategy->IsString() && json::as_view(*strategy) == "Paused";
-  return boot(*options, *vmi, *xml, grace_seconds, start_paused, err);
+  return boot(*options, *xml, grace_seconds, start_paused, err);
 }
 
 }  // namespace vmgate::launcher

@@ -16,9 +16,6 @@ enum class Option : std::size_t {
   vm,
   objects,
   namespace_name,
-  vmi_name,
-  kubeconfig,
-  context,
   print_xml,
   emulation,
   console_log,
@@ -61,9 +58,6 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
   set(Option::vm, value("vm"));
   set(Option::objects, value("objects"));
   set(Option::namespace_name, value("namespace"));
-  set(Option::vmi_name, value("vmi-name"));
-  set(Option::kubeconfig, value("kubeconfig"));
-  set(Option::context, value("context"));
   set(Option::print_xml, flag("print-xml"));
   set(Option::emulation, value("emulation"));
   set(Option::console_log, value("console-log"));
@@ -89,9 +83,6 @@ constexpr std::array fields{
     common::bind_option(Option::vm, &LauncherOptions::vm_file),
     common::bind_option(Option::objects, &LauncherOptions::objects),
     common::bind_option(Option::namespace_name, &LauncherOptions::namespace_name),
-    common::bind_option(Option::vmi_name, &LauncherOptions::vmi_name),
-    common::bind_option(Option::kubeconfig, &LauncherOptions::kubeconfig),
-    common::bind_option(Option::context, &LauncherOptions::context),
     common::bind_option(Option::print_xml, &LauncherOptions::print_xml),
     common::bind_option(Option::console_log, &LauncherOptions::console_log),
     common::bind_option(Option::kernel_boot_dir, &LauncherOptions::kernel_boot_dir),
@@ -150,7 +141,7 @@ Status apply_option(LauncherOptions& options, Option option, std::string_view te
 }  // namespace
 
 std::string launcher_usage() {
-  return R"(Usage: vmgate-launcher (--vmi FILE | --vm FILE | --vmi-name NS/NAME) [--objects PATH]... [options]
+  return R"(Usage: vmgate-launcher (--vmi FILE | --vm FILE) [--objects PATH]... [options]
        vmgate-launcher --tail-console LOG [--until-status FILE]
 
 Turns an admitted VirtualMachineInstance into libvirt domain XML, boots it and
@@ -168,9 +159,6 @@ Input (exactly one):
   --objects PATH        cluster objects for --vm and --vmi (instancetypes, preferences,
                         PVCs, the KubeVirt CR...); a file or directory, repeatable
   --namespace NS        namespace for objects without one (default "default")
-  --vmi-name NS/NAME    read the VMI from the Kubernetes API (NAME alone: in --namespace),
-                        through --kubeconfig FILE [--context NAME], or the pod's service
-                        account when run in a pod (get on virtualmachineinstances)
 
 Options:
   --print-xml           print the domain XML and exit
@@ -213,25 +201,18 @@ Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view>
   if (!options.until_status.empty() && options.tail_console.empty()) {
     return Error{"--until-status is only used with --tail-console"};
   }
-  const int inputs =
-      (options.vmi_file.empty() ? 0 : 1) + (options.vm_file.empty() ? 0 : 1) + (options.vmi_name.empty() ? 0 : 1);
+  const int inputs = (options.vmi_file.empty() ? 0 : 1) + (options.vm_file.empty() ? 0 : 1);
   if (!options.tail_console.empty()) {
     if (inputs != 0) {
-      return Error{"--tail-console runs no guest: it takes no --vmi, --vm or --vmi-name"};
+      return Error{"--tail-console runs no guest: it takes no --vmi or --vm"};
+    }
+    if (!options.objects.empty()) {
+      return Error{"--objects is only used with --vm and --vmi"};
     }
     return options;
   }
   if (inputs != 1) {
-    return Error{"exactly one of --vmi, --vm or --vmi-name is required"};
-  }
-  if (!options.objects.empty() && options.vm_file.empty() && options.vmi_file.empty()) {
-    return Error{"--objects is only used with --vm and --vmi"};
-  }
-  if ((!options.kubeconfig.empty() || !options.context.empty()) && options.vmi_name.empty()) {
-    return Error{"--kubeconfig and --context are only used with --vmi-name"};
-  }
-  if (!options.context.empty() && options.kubeconfig.empty()) {
-    return Error{"--context needs --kubeconfig"};
+    return Error{"exactly one of --vmi or --vm is required"};
   }
   return options;
 }

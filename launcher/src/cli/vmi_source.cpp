@@ -6,8 +6,6 @@
 #include <vector>
 
 #include "vmgate/admission/pipeline.hpp"
-#include "vmgate/kube/api_client.hpp"
-#include "vmgate/kube/client_config.hpp"
 #include "vmgate/kube/cluster_loader.hpp"
 #include "vmgate/kube/watch_cache.hpp"
 #include "vmgate/kube/manifest_loader.hpp"
@@ -36,37 +34,6 @@ void default_namespace(json::Document& vmi, const std::string& namespace_name) {
   }
 }
 
-// --vmi-name NS/NAME (or NAME in --namespace) from the API.
-Result<json::Document> fetch_vmi(const LauncherOptions& options) {
-  std::string namespace_name = options.namespace_name;
-  std::string name = options.vmi_name;
-  if (const std::size_t slash = name.find('/'); slash != std::string::npos) {
-    namespace_name = name.substr(0, slash);
-    name = name.substr(slash + 1);
-  }
-  if (namespace_name.empty() || name.empty() || name.find('/') != std::string::npos) {
-    return Error{"--vmi-name \"" + options.vmi_name + "\": expected NAMESPACE/NAME or NAME"};
-  }
-  Result<kube::ClientConfig> config = kube::kubeconfig_or_in_cluster(
-      options.kubeconfig, options.context, "--vmi-name needs --kubeconfig FILE, or a pod's service account");
-  if (!config) {
-    return config.error();
-  }
-  const std::string path = "/apis/kubevirt.io/v1/namespaces/" + kube::query_escape(namespace_name) +
-                           "/virtualmachineinstances/" + kube::query_escape(name);
-  Result<json::Document, kube::FetchError> vmi = kube::get_object(*config, path, std::chrono::seconds(30));
-  if (!vmi) {
-    if (vmi.error().status == 404) {
-      return Error{"VirtualMachineInstance " + namespace_name + "/" + name + " not found (" + config->origin + ")"};
-    }
-    return Error{"cannot read VirtualMachineInstance " + namespace_name + "/" + name + ": " + vmi.error().message};
-  }
-  if (json::find_string(*vmi, "kind") != "VirtualMachineInstance") {
-    return Error{"GET " + path + ": the answer is not a VirtualMachineInstance"};
-  }
-  return std::move(vmi.value());
-}
-
 }  // namespace
 
 bool admitted(const json::Value& vmi) {
@@ -83,9 +50,6 @@ bool admitted(const json::Value& vmi) {
 }
 
 Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& standard_input) {
-  if (!options.vmi_name.empty()) {
-    return fetch_vmi(options);
-  }
   const bool from_vm = !options.vm_file.empty();
   const std::string& file = from_vm ? options.vm_file : options.vmi_file;
   Result<std::vector<kube::ManifestObject>> loaded = kube::load_manifests({file}, standard_input);

@@ -150,9 +150,6 @@ bool Supervisor::crashed(unsigned int id) {
 }
 
 void Supervisor::write_status(const std::string& phase, const std::string& reason) {
-  if (config_.on_status) {
-    config_.on_status(phase, reason);
-  }
   if (config_.status_file.empty()) {
     return;
   }

@@ -282,7 +282,6 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
 
   webhook::ReviewOptions review_options;
   review_options.kubevirt_service_accounts = webhook::kubevirt_service_account_usernames(options.kubevirt_namespace);
-  review_options.launcher_service_account = options.launcher_service_account;
   review_options.now = [] { return webhook::metav1_time(std::chrono::system_clock::now()); };
   Result<std::unique_ptr<Server>> server =
       Server::bind(ServerParts{options, pipeline, certificates, **cluster, metrics, log, std::move(review_options)});

@@ -26,7 +26,6 @@ enum class Option : std::size_t {
   tls_profile,
   objects,
   kubevirt_namespace,
-  launcher_service_account,
   threads,
   max_connections,
   max_body_memory,
@@ -87,13 +86,6 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                                    .help = "KubeVirt's namespace: its service accounts count as KubeVirt,\n"
                                            "and its KubeVirt CR is the cluster configuration; a KubeVirt CR\n"
                                            "elsewhere is never read (default kubevirt)."});
-  set(Option::launcher_service_account,
-      {.name = "launcher-service-account",
-       .non_empty = true,
-       .value_name = "NAME",
-       .help = "the launcher pods' service account (as vmgate controller's; default:\n"
-               "none, KubeVirt's rule as is): that account in a VMI's own namespace may\n"
-               "change the VMI's status, nothing else; other namespaces' may not."});
   set(Option::threads,
       {.name = "threads", .value_name = "N", .help = "I/O threads (default 0: one per CPU this process may use)."});
   set(Option::max_connections, {.name = "max-connections",
@@ -157,7 +149,6 @@ constexpr std::array fields{
     common::bind_option(Option::kubeconfig, &ServeOptions::kubeconfig),
     common::bind_option(Option::context, &ServeOptions::context),
     common::bind_option(Option::kubevirt_namespace, &ServeOptions::kubevirt_namespace),
-    common::bind_option(Option::launcher_service_account, &ServeOptions::launcher_service_account),
     common::bind_option(Option::help, &ServeOptions::help),
 };
 

@@ -418,9 +418,6 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
     const std::vector<std::string>& accounts = options.kubevirt_service_accounts;
     stage.from_kubevirt_service_account =
         !request.username.empty() && std::find(accounts.begin(), accounts.end(), request.username) != accounts.end();
-    // A VMI UPDATE's namespace is the VMI's: the account of another namespace is a user.
-    stage.from_launcher_service_account =
-        is_launcher_service_account(request.username, request.namespace_name, options.launcher_service_account);
     if (is_mutating(endpoint)) {
       if (resource == admission::Resource::virtual_machine_instance &&
           stage.operation == admission::Operation::create && options.now) {
@@ -479,16 +476,6 @@ std::vector<std::string> kubevirt_service_account_usernames(std::string_view kub
   const std::string prefix = "system:serviceaccount:" + std::string(kubevirt_namespace) + ":";
   return {prefix + "kubevirt-apiserver", prefix + "kubevirt-controller", prefix + "kubevirt-handler",
           prefix + "kubevirt-synchronization-controller"};
-}
-
-bool is_launcher_service_account(std::string_view username, std::string_view namespace_name, std::string_view account) {
-  constexpr std::string_view prefix = "system:serviceaccount:";
-  if (namespace_name.empty() || account.empty() || !username.starts_with(prefix)) {
-    return false;
-  }
-  username.remove_prefix(prefix.size());
-  return username.size() == namespace_name.size() + 1 + account.size() && username.starts_with(namespace_name) &&
-         username[namespace_name.size()] == ':' && username.ends_with(account);
 }
 
 ReviewResult review(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,

@@ -104,7 +104,7 @@ TEST(VmiSource, HelpSaysThatVmiGetsTheDefaults) {
 }
 
 TEST(VmiSource, ObjectsGoWithVmAndVmiOnly) {
-  std::vector<std::string_view> args = {"--vmi-name", "a/b", "--objects", "x", "--print-xml"};
+  std::vector<std::string_view> args = {"--tail-console", "/log", "--objects", "x"};
   std::istringstream in;
   std::ostringstream out;
   std::ostringstream err;

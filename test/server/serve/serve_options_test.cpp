@@ -60,9 +60,7 @@ TEST(ServeOptions, EverythingSet) {
                                         "--access-log",
                                         "false",
                                         "--kubevirt-namespace",
-                                        "kv",
-                                        "--launcher-service-account",
-                                        "vm-launcher"});
+                                        "kv"});
   ASSERT_TRUE(options.ok()) << options.error().message;
   EXPECT_EQ(options->listen.str(), "127.0.0.1:9443");
   EXPECT_EQ(options->metrics_listen.str(), "[::1]:9090");
@@ -78,17 +76,13 @@ TEST(ServeOptions, EverythingSet) {
   EXPECT_EQ(options->max_connections, 7U);
   EXPECT_FALSE(options->access_log);
   EXPECT_EQ(options->kubevirt_namespace, "kv");
-  EXPECT_EQ(options->launcher_service_account, "vm-launcher");
 }
 
-TEST(ServeOptions, LauncherServiceAccountDefaultsAsTheControllers) {
-  // vmgate controller gives launcher pods no serviceAccountName by default: the namespace's
-  // "default" account runs them.
-  Result<ServeOptions> options = parse({});
-  ASSERT_TRUE(options.ok()) << options.error().message;
-  EXPECT_EQ(options->launcher_service_account, "");
-  EXPECT_EQ(error_of({"--launcher-service-account="}), "--launcher-service-account must not be empty");
-  EXPECT_EQ(error_of({"--launcher-service-account"}), "--launcher-service-account needs a value");
+// No launcher identity is trusted with VMI status any more (vmgate-node reports it as
+// kubevirt-handler): the option is gone, not ignored.
+TEST(ServeOptions, NoLauncherServiceAccount) {
+  EXPECT_EQ(error_of({"--launcher-service-account", "vm-launcher"}), "unknown option --launcher-service-account");
+  EXPECT_EQ(serve_usage().find("--launcher-service-account"), std::string_view::npos);
 }
 
 TEST(ServeOptions, BenchmarkHarnessEnvironment) {
@@ -158,7 +152,6 @@ TEST(ServeOptions, HelpNeedsNothingElse) {
   ASSERT_TRUE(options.ok());
   EXPECT_TRUE(options->help);
   EXPECT_NE(serve_usage().find("--tls-cert FILE"), std::string_view::npos);
-  EXPECT_NE(serve_usage().find("--launcher-service-account NAME"), std::string_view::npos);
 }
 
 }  // namespace

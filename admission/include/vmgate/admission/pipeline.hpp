@@ -29,11 +29,6 @@ struct Request {
   const json::Value* old_object = nullptr;  // UPDATE only
   /// The requesting user is a KubeVirt service account (status updates are theirs).
   bool from_kubevirt_service_account = false;
-  /// The requesting user is the launcher's service account in the VMI's own namespace (the
-  /// transport decides, from userInfo and its configuration). Its VMI status changes are kept,
-  /// as KubeVirt's are: the launcher reports the domain's state. Everything else it sends is
-  /// judged as any user's.
-  bool from_launcher_service_account = false;
   /// The time of the request as metav1.Time writes it (RFC 3339, UTC, seconds), given by the
   /// transport: the library has no clock. A VMI CREATE records it as the Pending phase's
   /// transition time; empty leaves status.phaseTransitionTimestamps alone.

@@ -22,8 +22,6 @@ struct ControllerOptions {
   std::string lease_name;  // empty: no leader election (one replica only)
   std::string identity;    // empty: <hostname>_<pid>
   std::string launcher_image = "vmgate-launcher:latest";
-  std::string launcher_service_account;  // api link only; empty: the namespace's default
-  LauncherLink launcher_link = LauncherLink::pod;
   ContainerDiskDelivery container_disk_delivery = ContainerDiskDelivery::copy;
   bool use_emulation = false;
   std::chrono::milliseconds resync{30000};
@@ -34,8 +32,7 @@ struct ControllerOptions {
 /// Parses the arguments after `controller`. Errors name the option: unknown, missing or empty
 /// values, a malformed duration, --lease-name without --lease-namespace (or the reverse),
 /// --identity without --lease-name, --context without --kubeconfig, an operand, a
-/// --launcher-link or --container-disk-delivery other than their values, and
-/// --launcher-service-account with the pod link (whose pods have no token).
+/// --container-disk-delivery other than its values.
 Result<ControllerOptions> parse_controller_options(std::span<const std::string_view> args);
 
 std::string controller_usage();

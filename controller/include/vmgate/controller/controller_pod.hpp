@@ -17,17 +17,6 @@
 
 namespace vmgate::controller {
 
-/// How the launcher learns its VMI and reports its status (`vmgate controller --launcher-link`).
-enum class LauncherLink {
-  /// The VMI in a pod annotation, read through a downwardAPI file (`vmgate-launcher --vmi`); the
-  /// status in a file of the `private` emptyDir, which the node agent reports. No API token in
-  /// the pod, and the guest's console log in guest-console-log.
-  pod,
-  /// `vmgate-launcher --vmi-name NS/NAME` with the pod's service-account token: it reads the VMI
-  /// and writes its status itself.
-  api,
-};
-
 /// How a containerDisk reaches the compute container (`--container-disk-delivery`).
 enum class ContainerDiskDelivery {
   /// Init containers copy the disk out of its image into an emptyDir (any runtime).
@@ -41,10 +30,7 @@ struct PodSettings {
   std::string image = "vmgate-launcher:latest";  // the launcher image (`vmgate controller --launcher-image`)
   std::string launcher_binary = "vmgate-launcher";
   std::string container_disk_binary = "vmgate-container-disk";  // in the launcher image's PATH
-  LauncherLink launcher_link = LauncherLink::pod;
   ContainerDiskDelivery container_disk_delivery = ContainerDiskDelivery::copy;
-  std::string
-      service_account;  // api link: the pods' service account when the VMI names none; empty: the namespace's default
   std::string cluster_architecture = "amd64";         // used when the VMI names none
   std::int64_t cpu_allocation_ratio = 10;             // developerConfiguration.cpuAllocationRatio
   std::int64_t memory_overcommit = 100;               // developerConfiguration.memoryOvercommit (percent)
@@ -102,14 +88,14 @@ std::string launcher_pod_name(const json::Value& vmi);
 std::set<std::string> block_claims(const std::vector<const json::Value*>& vmis, const admission::ClusterView& cluster);
 
 /// The launcher pod for `vmi` (which must carry metadata.name, namespace and uid), laid out as
-/// settings.launcher_link and container_disk_delivery say (docs/controller.md, "The launcher
+/// settings.container_disk_delivery says (docs/controller.md, "The launcher
 /// pod"; the names and paths are kube/pod_paths.hpp's). A hostDisk is the node's directory of its
 /// path as a hostPath volume, mounted where the launcher reads it, and only with the HostDisk
 /// gate: a VMI that bypassed the webhook gets no node path. Errors name the field: a missing
 /// name/namespace/uid, a quantity that does not parse, a hostDisk without the gate or without an
-/// absolute file path, a volume whose name the pod uses for its own; with the pod link, a VMI
+/// absolute file path, a volume whose name the pod uses for its own; a VMI
 /// whose JSON exceeds the annotation's limit. A serviceAccount volume makes the pod run as that
-/// account with its token mounted (KubeVirt's rule), the only case where a pod-link pod has one.
+/// account with its token mounted (KubeVirt's rule), the only case where a launcher pod has one.
 Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& settings);
 
 }  // namespace vmgate::controller

@@ -38,10 +38,9 @@ inline std::string_view host_disk_node_dir(std::string_view path) {
   return slash == 0 || slash == std::string_view::npos ? std::string_view("/") : path.substr(0, slash);
 }
 
-/// The launcher pod's containers and the volumes they share, as `vmgate controller
-/// --launcher-link pod` renders them (docs/controller.md, "The launcher pod"). The node agent
-/// reads the launcher's status file through the kubelet's directory of the `private` emptyDir
-/// (kubelet_empty_dir_file below), so these names are a contract between the three.
+/// The launcher pod's containers and the volumes they share, as `vmgate controller` renders them (docs/controller.md,
+/// "The launcher pod"). The node agent reads the launcher's status file through the kubelet's directory of the
+/// `private` emptyDir (kubelet_empty_dir_file below), so these names are a contract between the three.
 inline constexpr std::string_view compute_container = "compute";
 inline constexpr std::string_view guest_console_log_container = "guest-console-log";  // KubeVirt's name
 

@@ -131,12 +131,4 @@ Result<ListedCluster> list_cluster(const ClientConfig& config, const admission::
                                    const CacheTuning& tuning = {},
                                    const std::vector<ResourceSpec>& resources = admission_resources());
 
-/// GETs one object (`vmgate-launcher --vmi-name`). nullopt-like errors carry the HTTP status.
-struct FetchError {
-  unsigned status = 0;  // 0: transport
-  std::string message;
-};
-Result<json::Document, FetchError> get_object(const ClientConfig& config, std::string_view path,
-                                              std::chrono::milliseconds deadline);
-
 }  // namespace vmgate::kube

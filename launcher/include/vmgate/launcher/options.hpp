@@ -18,9 +18,6 @@ struct LauncherOptions {
   std::string vmi_file;
   std::string vm_file;
   std::vector<std::string> objects;
-  std::string vmi_name;
-  std::string kubeconfig;  // --kubeconfig for --vmi-name; empty: in-cluster
-  std::string context;
   std::string namespace_name = "default";
   bool print_xml = false;
   /// Empty: qemu:///embed?root=<root>.
@@ -43,9 +40,8 @@ struct LauncherOptions {
 
 /// Parses argv[1..]. Options take their value as the next argument or after `=` (`--vmi=FILE`);
 /// `--` ends the options. Errors: an unknown option, a missing value, an argument that is not
-/// an option, a bad --emulation or --grace-period, conflicting inputs ("exactly one of --vmi,
-/// --vm or --vmi-name is required"), --objects without --vm or --vmi, --tail-console with a VMI
-/// input, --until-status without --tail-console.
+/// an option, a bad --emulation or --grace-period, conflicting inputs ("exactly one of --vmi
+/// or --vm is required"), --tail-console with a VMI input, --until-status without --tail-console.
 Result<LauncherOptions> parse_launcher_options(std::span<const std::string_view> args);
 
 /// The --help text.

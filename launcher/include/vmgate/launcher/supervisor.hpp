@@ -39,9 +39,6 @@ struct SupervisorConfig {
   std::function<bool(const std::string& name)> link_exists;
   /// A line for the launcher's log (the taps still missing while waiting).
   std::function<void(const std::string& line)> on_note;
-  /// Called from run() with each phase the status file gets ("Scheduled", "Running",
-  /// "Succeeded", "Failed") and its reason (--vmi-name writes them to the VMI).
-  std::function<void(const std::string& phase, const std::string& reason)> on_status;
 };
 
 struct Outcome {

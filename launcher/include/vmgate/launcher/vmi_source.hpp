@@ -23,8 +23,7 @@ bool admitted(const json::Value& vmi);
 /// with the cluster of --objects), as kube-apiserver would send it; an admitted one is taken as
 /// it is (its status.memory, say, records a hotplug), so loading is idempotent.
 /// Errors: unreadable or malformed files; not exactly one object of the expected kind; a VM
-/// or VMI that admission denies ("admission denied the VirtualMachine: ..."); --vmi-name
-/// problems (no kubeconfig, not found).
+/// or VMI that admission denies ("admission denied the VirtualMachine: ...").
 Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& standard_input);
 
 /// `auto`: KVM only when /dev/kvm exists and the host module is kvm_intel or kvm_amd. Here

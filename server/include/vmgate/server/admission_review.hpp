@@ -61,15 +61,7 @@ struct ReviewOptions {
   /// The time of a request (admission::Request::now), asked only for a VMI CREATE mutation.
   /// Unset: no phase-transition time is recorded (golden fixtures stay reproducible).
   std::function<std::string()> now;
-  /// The launcher pods' service account name (serve --launcher-service-account): the account
-  /// of that name in the request's namespace, and only there, may change a VMI's status
-  /// (admission::Request::from_launcher_service_account). Empty: no launcher is trusted.
-  std::string launcher_service_account{};
 };
-
-/// Whether `username` is the launcher's service account in `namespace_name`:
-/// system:serviceaccount:<namespace_name>:<account>. False when either is empty.
-bool is_launcher_service_account(std::string_view username, std::string_view namespace_name, std::string_view account);
 
 /// What the transport logs about one review: identifiers and the decision, never the object.
 struct ReviewSummary {

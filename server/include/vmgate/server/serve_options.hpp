@@ -40,9 +40,6 @@ struct ServeOptions {
   std::chrono::milliseconds watch_idle{150000};         // a silent watch is restarted after this
   /// KubeVirt's namespace: its service accounts there count as KubeVirt itself.
   std::string kubevirt_namespace = "kubevirt";
-  /// The launcher pods' service account: in a VMI's own namespace it may change the VMI's
-  /// status (the launcher reports it). "default", as vmgate controller's default.
-  std::string launcher_service_account;            // empty: no launcher is trusted (KubeVirt's rule as is)
   unsigned threads = 0;                            // 0: one per CPU this process may run on
   std::chrono::milliseconds watch_interval{1000};  // how often files are checked for changes
   std::chrono::milliseconds shutdown_delay{5000};  // not ready, still serving, after SIGTERM
