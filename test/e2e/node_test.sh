@@ -10,6 +10,9 @@
 #     plugins and node labels, the guest's marker in `kubectl logs -c guest-console-log`, VMI
 #     Running, VM Ready; `kubectl delete vm` -> the pod terminates, the guest powers off by ACPI,
 #     no QEMU left;
+#   - what a tenant tried (docs/security.md): a serviceAccount volume gives the guest that
+#     account's token and no other; containerDisks linking to, or backed by, the pod's token are
+#     refused by the copy before the launcher runs; a VM failing so shows CrashLoopBackOff;
 #   - a VM whose CPU model no node offers stays Pending, the scheduler's message naming the label;
 #   - vmgate-node's pod deleted -> labels and devices come back;
 #   - the kubelet restarted -> the device plugins register again, a new VM still boots;
@@ -68,7 +71,7 @@ kubectl apply --validate=false -f "$shared/data/common-instancetypes/cluster-ins
 kubectl apply --validate=false -f "$shared/data/common-instancetypes/cluster-preferences.yaml" >/dev/null
 kubectl create namespace vms >/dev/null
 
-vm() { # NAME INSTANCETYPE PREFERENCE [CPU (a flow mapping: the template's domain.cpu)]
+vm() { # NAME INSTANCETYPE PREFERENCE [CPU (a flow mapping: the template's domain.cpu) [IMAGE]]
   cat <<EOF
 apiVersion: kubevirt.io/v1
 kind: VirtualMachine
@@ -84,7 +87,7 @@ spec:
 $([[ -z ${4:-} ]] || echo "        cpu: $4")
       volumes:
       - name: containerdisk
-        containerDisk: {image: localhost/vmgate-guest:dev}
+        containerDisk: {image: ${5:-localhost/vmgate-guest:dev}}
 EOF
 }
 
@@ -132,6 +135,88 @@ boot_and_delete() { # NAME INSTANCETYPE PREFERENCE FIRMWARE
 
 boot_and_delete bios-vm u1.nano cirros BIOS
 boot_and_delete efi-vm u1.micro linux.efi EFI
+
+# ---------------------------------------------------------------- what a tenant tried (docs/security.md), on the node
+# Finding 1: the guest gets the token of the account its serviceAccount volume names, a tenant's
+# own; the pod holds no other identity (no account of vmgate's runs a launcher pod any more).
+kubectl -n vms create serviceaccount tenant-own >/dev/null
+kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: sa-vm, namespace: vms}
+spec:
+  runStrategy: Always
+  instancetype: {name: u1.nano}
+  preference: {name: cirros}
+  template:
+    spec:
+      domain: {devices: {}}
+      volumes:
+      - name: containerdisk
+        containerDisk: {image: localhost/vmgate-guest:dev}
+      - name: sa
+        serviceAccount: {serviceAccountName: tenant-own}
+EOF
+# Finding 1b: containerDisks that point at the launcher's own files. Their copy refuses them in
+# the init container, so the pod fails before the launcher runs (standalone VMIs keep their
+# failed pod, and its message, to be read).
+evil=$dir/evil
+mkdir -p "$evil/link/disk" "$evil/backing/disk"
+ln -s /var/run/secrets/kubernetes.io/serviceaccount/token "$evil/link/disk/disk.img"
+qemu-img create -q -f qcow2 -u -b /var/run/secrets/kubernetes.io/serviceaccount/token -F raw \
+  "$evil/backing/disk/disk.qcow2" 16M
+for kind in link backing; do
+  tools/testenv-node/mkimage "$evil/$kind.tar" "localhost/evil-$kind:e2e" "$evil/$kind"
+  ctr -n k8s.io images import "$evil/$kind.tar" >/dev/null
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: evil-$kind, namespace: vms}
+spec:
+  domain:
+    memory: {guest: 128Mi}
+    devices: {disks: [{name: containerdisk, disk: {bus: virtio}}]}
+  volumes: [{name: containerdisk, containerDisk: {image: localhost/evil-$kind:e2e}}]
+EOF
+done
+# A VM whose every VMI fails so: KubeVirt's start-failure backoff, not a VMI per resync.
+vm evil-vm u1.nano cirros "" localhost/evil-link:e2e | kubectl apply -f - >/dev/null
+
+check "sa-vm: the guest's marker" wait_until 300 marker sa-vm
+sa_pod=$(pod_of sa-vm)
+check "sa-vm: the pod runs as the volume's account, with its token (KubeVirt's rule)" \
+  test "$(kubectl -n vms get "$sa_pod" -o 'jsonpath={.spec.serviceAccountName}/{.spec.automountServiceAccountToken}')" = tenant-own/true
+claims=$(kubectl -n vms logs "$sa_pod" -c guest-console-log | sed -n 's/^VMGATE-GUEST-TOKEN [a-z]* //p' | head -n 1 | tr -d '\r')
+subject=$(python3 -c 'import base64, json, sys
+s = sys.argv[1]
+print(json.loads(base64.urlsafe_b64decode(s + "=" * (-len(s) % 4)))["sub"])' "$claims" 2>/dev/null || true)
+check "sa-vm: the guest holds tenant-own's token, no other ($subject)" test "$subject" = system:serviceaccount:vms:tenant-own
+kubectl -n vms delete vm sa-vm --wait=false >/dev/null
+
+copy_message() { # VMI: the containerDisk copy's termination message in the VMI's failed pod
+  kubectl -n vms get pods -l "vm.kubevirt.io/name=$1" \
+    -o 'jsonpath={.items[0].status.initContainerStatuses[?(@.name=="volumecontainerdisk")].state.terminated.message}' 2>/dev/null
+}
+for kind in link backing; do
+  check "evil-$kind: the VMI fails (its pod did)" wait_until 120 bash -c \
+    "[[ \$(kubectl -n vms get vmi evil-$kind -o 'jsonpath={.status.phase}/{.status.reason}') == Failed/PodTerminated ]]"
+done
+link_message=$(copy_message evil-link)
+backing_message=$(copy_message evil-backing)
+printf 'evil-link: %s\nevil-backing: %s\n' "$link_message" "$backing_message"
+# (Resolved inside the image, the token's path leads to nothing of the image's own.)
+check "evil-link: the copy refused the link out of the image" \
+  grep -q '/disk/disk.img resolves to .*, which is not in the image' <<<"$link_message"
+check "evil-backing: the copy refused the backing file" \
+  grep -qF 'expected no backing file, but found /var/run/secrets/kubernetes.io/serviceaccount/token' <<<"$backing_message"
+check "neither launcher ran (no compute container started)" bash -c \
+  "[[ -z \$(kubectl -n vms get pods -l 'vm.kubevirt.io/name in (evil-link,evil-backing)' -o 'jsonpath={.items[*].status.containerStatuses[?(@.state.running)].name}') ]]"
+check "evil-vm: CrashLoopBackOff with its start failures counted" wait_until 120 bash -c \
+  "[[ \$(kubectl -n vms get vm evil-vm -o 'jsonpath={.status.printableStatus}') == CrashLoopBackOff && \$(kubectl -n vms get vm evil-vm -o 'jsonpath={.status.startFailure.consecutiveFailCount}') -ge 1 ]]"
+kubectl -n vms delete vm evil-vm --wait=false >/dev/null
+kubectl -n vms delete vmi evil-link evil-backing --wait=false >/dev/null
+check "sa-vm and the evil ones are gone" wait_until 180 bash -c \
+  "[[ -z \$(kubectl -n vms get vmi -o name) && -z \$(kubectl -n vms get pods -o name) ]]"
 
 # A CPU model no node offers: Pending, the scheduler naming the label.
 vm no-such-cpu u1.nano cirros '{model: Opteron_G1}' | kubectl apply -f - >/dev/null
