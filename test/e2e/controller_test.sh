@@ -311,19 +311,15 @@ kubectl delete vm big -n team-a --wait=false >/dev/null
 check "kubectl delete vm: the VMI and its pod go" wait_until 20 gone big
 
 # ---------------------------------------------------------------- the node agent's report, and nobody else's
-kubectl apply -f - >/dev/null <<'EOF'
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: guest, namespace: team-a}
-spec:
-  runStrategy: Always
-  instancetype: {kind: VirtualMachineInstancetype, name: tiny}
-  preference: {kind: VirtualMachinePreference, name: plain}
-  template:
-    spec:
-      domain:
-        devices: {autoattachPodInterface: false}
+team_a_vm() { # NAME DOMAIN (JSON) [PREFERENCE]: a tiny VM of team-a that runs Always
+  kubectl apply -f - >/dev/null <<EOF
+{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "$1", "namespace": "team-a"},
+ "spec": {"runStrategy": "Always", "instancetype": {"kind": "VirtualMachineInstancetype", "name": "tiny"},
+$([[ -z ${3:-} ]] || echo "  \"preference\": {\"kind\": \"VirtualMachinePreference\", \"name\": \"$3\"},")
+  "template": {"spec": {"domain": $2}}}}
 EOF
+}
+team_a_vm guest '{"devices": {"autoattachPodInterface": false}}' plain
 phase_of() { jpath vmi "$1" -n team-a -o jsonpath='{.status.phase}'; }
 check "the guest VM gets its VMI, Scheduling, and a launcher pod" wait_until 20 bash -c \
   "[[ \$(kubectl get vmi guest -n team-a -o jsonpath='{.status.phase}' 2>/dev/null) == Scheduling && -n \$(kubectl get pods -n team-a -l vm.kubevirt.io/name=guest -o name) ]]"
@@ -374,15 +370,7 @@ check "one VMI and one pod were created per start: no 409 on a create" \
   bash -c "! grep -h '\"msg\":\"write skipped\"' '$work/alpha.log' '$work/beta.log' | grep -q '\"action\":\"create'"
 
 # ---------------------------------------------------------------- a VM whose VMIs never start: KubeVirt's backoff
-kubectl apply -f - >/dev/null <<'EOF'
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: crashy, namespace: team-a}
-spec:
-  runStrategy: Always
-  instancetype: {kind: VirtualMachineInstancetype, name: tiny}
-  template: {spec: {domain: {devices: {}}}}
-EOF
+team_a_vm crashy '{"devices": {}}'
 check "crashy gets a VMI in Scheduling" wait_until 20 bash -c \
   "[[ \$(kubectl get vmi crashy -n team-a -o jsonpath='{.status.phase}' 2>/dev/null) == Scheduling ]]"
 first_uid=$(jpath vmi crashy -n team-a -o jsonpath='{.metadata.uid}')
