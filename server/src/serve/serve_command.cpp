@@ -269,7 +269,7 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
   event("info", "certificate loaded",
         {{"subject", (*certificate)->subject}, {"not_after", std::to_string((*certificate)->not_after)}});
 
-  const admission::Pipeline pipeline;
+  const admission::Pipeline pipeline(options.release);
   Metrics metrics;
   Result<std::unique_ptr<ClusterSource>> cluster = open_cluster(options, pipeline, log);
   if (!cluster) {
