@@ -298,7 +298,9 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
         {{"https", https.str()},
          {"metrics", health.str()},
          {"threads", std::to_string(options.threads)},
-         {"tls_profile", options.tls_profile == TlsProfile::modern ? "modern" : "intermediate"}});
+         {"tls_profile", options.tls_profile == TlsProfile::modern ? "modern" : "intermediate"},
+         // --kubevirt-version, or the KubeVirt CR's observedKubeVirtVersion (each answer warns then).
+         {"kubevirt_version", options.release ? std::string(admission::to_string(*options.release)) : "cluster"}});
   (*server)->run(true);
   return 0;
 }
