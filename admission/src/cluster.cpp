@@ -448,7 +448,8 @@ std::string kubevirt_rejection(const json::Value& configuration) {
 namespace {
 
 // status.observedKubeVirtVersion is virt-operator's: the release the cluster runs. A cluster
-// without virt-operator (vmgate alone) has none, and the newest release judges.
+// without virt-operator (vmgate alone) has none, and the newest release judges; a release vmgate
+// does not model is judged as the nearest one it does.
 void read_release(const json::Value& kubevirt, ClusterConfig& config) {
   const json::Value* observed = json::find_path(kubevirt, {"status", "observedKubeVirtVersion"});
   if (observed == nullptr || !observed->IsString() || observed->GetStringLength() == 0) {
@@ -459,6 +460,7 @@ void read_release(const json::Value& kubevirt, ClusterConfig& config) {
     config.release = *release;
     config.release_source = ReleaseSource::cluster;
   } else {
+    config.release = nearest_release(config.observed_kubevirt_version);
     config.release_source = ReleaseSource::unsupported_cluster;
   }
 }

@@ -41,6 +41,27 @@ std::string supported_release_list() {
   return list;
 }
 
+Release nearest_release(std::string_view text) {
+  std::string_view version = text;
+  if (!version.empty() && version.front() == 'v') {
+    version.remove_prefix(1);
+  }
+  const std::size_t first_dot = version.find('.');
+  if (first_dot == std::string_view::npos) {
+    return newest_release;
+  }
+  const std::string_view major = version.substr(0, first_dot);
+  std::string_view minor = version.substr(first_dot + 1);
+  minor = minor.substr(0, minor.find_first_not_of("0123456789"));
+  if (!all_digits(major) || !all_digits(minor) || major.size() > 3 || minor.size() > 3) {
+    return newest_release;
+  }
+  const int major_number = std::stoi(std::string(major));
+  const int minor_number = std::stoi(std::string(minor));
+  const bool older_than_v1_8 = major_number < 1 || (major_number == 1 && minor_number < 8);
+  return older_than_v1_8 ? supported_releases.front() : newest_release;
+}
+
 Result<Release> parse_release(std::string_view text) {
   if (text == "main") {
     return Release::main;

@@ -33,5 +33,14 @@ TEST(Release, UnsupportedAndMalformedVersionsAreRefusedWithTheSupportedList) {
   }
 }
 
+TEST(Release, TheNearestSupportedReleaseOfAnUnsupportedOne) {
+  EXPECT_EQ(nearest_release("v1.7.3"), Release::v1_8);
+  EXPECT_EQ(nearest_release("0.59.0"), Release::v1_8);
+  EXPECT_EQ(nearest_release("v1.9.0"), Release::main);
+  EXPECT_EQ(nearest_release("v2.0.0-alpha.0"), Release::main);
+  EXPECT_EQ(nearest_release("devel"), Release::main);
+  EXPECT_EQ(nearest_release("v1.10"), Release::main);
+}
+
 }  // namespace
 }  // namespace vmgate::admission

@@ -27,6 +27,10 @@ std::string supported_release_list();
 /// supported releases.
 Result<Release> parse_release(std::string_view text);
 
+/// The supported release closest to a version parse_release() refuses: the oldest one for an older
+/// release ("v1.6.3"), the newest for anything else (a newer release, a development build).
+Release nearest_release(std::string_view text);
+
 /// The help of --kubevirt-version, the same in every command that takes it.
 inline constexpr std::string_view release_option_help =
     "the KubeVirt release to judge as: v1.8 (v1.8.N, 1.8) or main.\n"
@@ -37,7 +41,7 @@ inline constexpr std::string_view release_option_help =
 enum class ReleaseSource {
   newest,               // nothing named one: the newest supported release
   cluster,              // the KubeVirt CR's status.observedKubeVirtVersion
-  unsupported_cluster,  // the CR names a release vmgate does not model: the newest instead
+  unsupported_cluster,  // the CR names a release vmgate does not model: the nearest one instead
   given,                // --kubevirt-version
 };
 
