@@ -228,19 +228,38 @@ constexpr std::array<std::string_view, 31> ga_gates{"LiveMigration",
                                                     "MigrationPriorityQueue",
                                                     "VmiMemoryOverheadReport",
                                                     "LibvirtHooksServerAndClient"};
+// The GA gates above that v1.8 (pkg/virt-config/featuregate at v1.8.2) still has as Alpha or Beta.
+constexpr std::array<std::string_view, 10> graduated_after_v1_8{"VMExport",
+                                                                "PersistentReservation",
+                                                                "ExpandDisks",
+                                                                "PanicDevices",
+                                                                "LiveUpdateNADRef",
+                                                                "VideoConfig",
+                                                                "SecureExecution",
+                                                                "MigrationPriorityQueue",
+                                                                "VmiMemoryOverheadReport",
+                                                                "LibvirtHooksServerAndClient"};
+
+template <std::size_t N>
+bool contains(const std::array<std::string_view, N>& gates, std::string_view gate) {
+  return std::find(gates.begin(), gates.end(), gate) != gates.end();
+}
 }  // namespace
 
 bool ClusterConfig::feature_gate_enabled(std::string_view gate) const {
   const auto listed = [gate](const std::vector<std::string>& gates) {
     return std::find(gates.begin(), gates.end(), gate) != gates.end();
   };
-  if (std::find(ga_gates.begin(), ga_gates.end(), gate) != ga_gates.end() || listed(feature_gates)) {
+  const bool ga = contains(ga_gates, gate) && !(release == Release::v1_8 && contains(graduated_after_v1_8, gate));
+  if (ga || listed(feature_gates)) {
     return true;
   }
   if (listed(disabled_feature_gates)) {
     return false;
   }
-  return std::find(beta_gates.begin(), beta_gates.end(), gate) != beta_gates.end();
+  // v1.8's isFeatureGateEnabled (pkg/virt-config/feature-gates.go) turns on only what the CR
+  // lists: Beta gates are on by default from the release after it.
+  return release != Release::v1_8 && contains(beta_gates, gate);
 }
 
 bool ClusterConfig::persistent_reservation_enabled() const {
@@ -426,8 +445,31 @@ std::string kubevirt_rejection(const json::Value& configuration) {
 
 }  // namespace
 
+namespace {
+
+// status.observedKubeVirtVersion is virt-operator's: the release the cluster runs. A cluster
+// without virt-operator (vmgate alone) has none, and the newest release judges; a release vmgate
+// does not model is judged as the nearest one it does.
+void read_release(const json::Value& kubevirt, ClusterConfig& config) {
+  const json::Value* observed = json::find_path(kubevirt, {"status", "observedKubeVirtVersion"});
+  if (observed == nullptr || !observed->IsString() || observed->GetStringLength() == 0) {
+    return;
+  }
+  config.observed_kubevirt_version = std::string(json::as_view(*observed));
+  if (Result<Release> release = parse_release(config.observed_kubevirt_version)) {
+    config.release = *release;
+    config.release_source = ReleaseSource::cluster;
+  } else {
+    config.release = nearest_release(config.observed_kubevirt_version);
+    config.release_source = ReleaseSource::unsupported_cluster;
+  }
+}
+
+}  // namespace
+
 Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) {
   ClusterConfig config;
+  read_release(kubevirt, config);
   if (const json::Value* arch = json::find_path(kubevirt, {"status", "defaultArchitecture"})) {
     if (arch->IsString() && arch->GetStringLength() > 0) {
       config.default_architecture = std::string(json::as_view(*arch));
@@ -561,6 +603,7 @@ Result<ClusterConfig> ClusterConfig::from_kubevirt(const json::Value& kubevirt) 
     // one, the defaults for a cluster that never had one. The reason travels as a warning.
     ClusterConfig defaults;
     defaults.ignored_configuration = std::move(rejection);
+    read_release(kubevirt, defaults);
     return defaults;
   }
   return config;

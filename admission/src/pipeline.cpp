@@ -29,9 +29,13 @@ std::string_view to_string(Operation operation) {
 
 struct Pipeline::Impl {
   StructureValidator structure;
+  std::optional<Release> release;  // --kubevirt-version
 };
 
 Pipeline::Pipeline() : impl_(std::make_unique<Impl>()) {}
+Pipeline::Pipeline(std::optional<Release> release) : impl_(std::make_unique<Impl>()) {
+  impl_->release = release;
+}
 Pipeline::~Pipeline() = default;
 Pipeline::Pipeline(Pipeline&&) noexcept = default;
 Pipeline& Pipeline::operator=(Pipeline&&) noexcept = default;
@@ -101,7 +105,8 @@ Verdict schema_denial(ErrorList errors) {
 
 MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
   const json::Value& object = *request.object;
-  if (ErrorList errors = structure.validate(StructureKind::virtual_machine, object); !errors.empty()) {
+  if (ErrorList errors = structure.validate(StructureKind::virtual_machine, object, cluster.config().release);
+      !errors.empty()) {
     return denied(schema_denial(std::move(errors)));
   }
   if (being_deleted(object)) {
@@ -137,7 +142,7 @@ MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, co
     if (json::Value* template_value = json::find_path(vm, {"spec", "template"});
         template_value != nullptr && template_value->IsObject()) {
       const json::Value* template_spec = json::find_object(*template_value, "spec");
-      if (template_spec != nullptr && defaults::supports_pcie_hotplug(*template_spec)) {
+      if (template_spec != nullptr && defaults::supports_pcie_hotplug(*template_spec, cluster.config().release)) {
         defaults::set_pci_topology_version(json::ensure_object(*template_value, "metadata", allocator), allocator);
       }
     }
@@ -163,7 +168,8 @@ const json::Value& struct_member(const json::Value& object, std::string_view key
 
 MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, const StructureValidator& structure) {
   const json::Value& object = *request.object;
-  if (ErrorList errors = structure.validate(StructureKind::virtual_machine_instance, object); !errors.empty()) {
+  if (ErrorList errors = structure.validate(StructureKind::virtual_machine_instance, object, cluster.config().release);
+      !errors.empty()) {
     return denied(schema_denial(std::move(errors)));
   }
   json::Document vmi = copy_of(object);
@@ -197,6 +203,55 @@ void warn_of_ignored_configuration(const ClusterConfig& config, std::vector<std:
   }
 }
 
+// Which release judged, when nobody said: a cluster's KubeVirt CR named it, or named one vmgate
+// does not model. Without a CR that names one (vmgate alone, no virt-operator; `check` without a
+// KubeVirt CR) the newest release judges silently, as vmgate always has: a warning on every answer
+// would say nothing the user can act on that the documentation does not.
+void warn_of_release(const ClusterConfig& config, std::vector<std::string>& warnings) {
+  const std::string judged = "judged as KubeVirt " + std::string(to_string(config.release));
+  if (config.release_source == ReleaseSource::cluster) {
+    warnings.push_back(judged + ", the release the KubeVirt CR reports (status.observedKubeVirtVersion " +
+                       config.observed_kubevirt_version + "); --kubevirt-version pins one");
+  } else if (config.release_source == ReleaseSource::unsupported_cluster) {
+    warnings.push_back(judged + ": the KubeVirt CR reports " + config.observed_kubevirt_version +
+                       " (status.observedKubeVirtVersion), a release vmgate does not model (supported: " +
+                       supported_release_list() + "); --kubevirt-version pins one");
+  }
+}
+
+// The cluster as the rules see it when --kubevirt-version pinned a release: its objects, and its
+// configuration with that release. The configuration is copied per request; it is small.
+class PinnedReleaseView final : public ClusterView {
+ public:
+  PinnedReleaseView(const ClusterView& base, Release release) : base_(base), config_(base.config()) {
+    config_.release = release;
+    config_.release_source = ReleaseSource::given;
+  }
+  [[nodiscard]] const json::Value* find(ObjectKind kind, std::string_view namespace_name,
+                                        std::string_view name) const override {
+    return base_.find(kind, namespace_name, name);
+  }
+  [[nodiscard]] const ClusterConfig& config() const override { return config_; }
+  [[nodiscard]] std::string_view unreadable(ObjectKind kind, std::string_view namespace_name,
+                                            std::string_view name) const override {
+    return base_.unreadable(kind, namespace_name, name);
+  }
+
+ private:
+  const ClusterView& base_;
+  ClusterConfig config_;
+};
+
+// `cluster`, or a view of it pinned to `release` (kept in `pinned`) when one was given and the
+// view does not judge as it already.
+const ClusterView& judged_view(const ClusterView& cluster, std::optional<Release> release,
+                               std::optional<PinnedReleaseView>& pinned) {
+  if (!release || (cluster.config().release_source == ReleaseSource::given && cluster.config().release == *release)) {
+    return cluster;
+  }
+  return pinned.emplace(cluster, *release);
+}
+
 // A VM's lookup warnings travel with every verdict, denials included.
 Verdict with_warnings(Verdict verdict, std::vector<std::string> warnings) {
   verdict.warnings = std::move(warnings);
@@ -207,8 +262,9 @@ Verdict with_warnings(Verdict verdict, std::vector<std::string> warnings) {
 // (admit: the mutating stage checked the submitted object and only adds well-typed fields).
 Verdict validate_vm(const Request& request, const ClusterView& cluster, const StructureValidator* structure) {
   const json::Value& object = *request.object;
-  if (ErrorList errors =
-          structure != nullptr ? structure->validate(StructureKind::virtual_machine, object) : ErrorList{};
+  if (ErrorList errors = structure != nullptr
+                             ? structure->validate(StructureKind::virtual_machine, object, cluster.config().release)
+                             : ErrorList{};
       !errors.empty()) {
     return schema_denial(std::move(errors));
   }
@@ -241,9 +297,9 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
     }
     json::ensure_object(*template_value, "spec", allocator);
     json::ensure_object(*template_value, "metadata", allocator);
-    std::vector<std::string> conflicts =
-        instancetype::apply_with_preference(instancetype_spec, preference_spec, *json::find(*template_value, "spec"),
-                                            *json::find(*template_value, "metadata"), "spec.template.spec", allocator);
+    std::vector<std::string> conflicts = instancetype::apply_with_preference(
+        instancetype_spec, preference_spec, *json::find(*template_value, "spec"),
+        *json::find(*template_value, "metadata"), "spec.template.spec", allocator, cluster.config().release);
     if (!conflicts.empty()) {
       return with_warnings(Verdict::invalid(instancetype::conflict_causes(conflicts)), std::move(warnings));
     }
@@ -297,8 +353,9 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
 
 Verdict validate_vmi(const Request& request, const ClusterView& cluster, const StructureValidator* structure) {
   const json::Value& object = *request.object;
-  if (ErrorList errors =
-          structure != nullptr ? structure->validate(StructureKind::virtual_machine_instance, object) : ErrorList{};
+  if (ErrorList errors = structure != nullptr ? structure->validate(StructureKind::virtual_machine_instance, object,
+                                                                    cluster.config().release)
+                                              : ErrorList{};
       !errors.empty()) {
     return schema_denial(std::move(errors));
   }
@@ -327,7 +384,10 @@ Verdict validate_vmi(const Request& request, const ClusterView& cluster, const S
   ErrorList causes = validation::validate_discontinued_feature_gates(spec, cluster.config());
   append(causes, validation::validate_discontinued_bindings(spec, spec_path));
   append(causes, validation::validate_network(spec, spec_path, cluster.config()));
-  append(causes, validation::validate_storage(spec, spec_path));
+  if (cluster.config().release != Release::v1_8) {
+    // v1.8 registers no storage spec validator: it reports each disk cause once.
+    append(causes, validation::validate_storage(spec, spec_path));
+  }
   append(causes, validation::validate_vmi_spec(spec, spec_path, cluster.config()));
   append(causes, validation::validate_vmi_only(object, cluster.config(), request.from_kubevirt_service_account));
   if (!causes.empty()) {
@@ -338,7 +398,9 @@ Verdict validate_vmi(const Request& request, const ClusterView& cluster, const S
 
 }  // namespace
 
-MutationOutcome Pipeline::mutate(const Request& request, const ClusterView& cluster) const {
+MutationOutcome Pipeline::mutate(const Request& request, const ClusterView& given_cluster) const {
+  std::optional<PinnedReleaseView> pinned;
+  const ClusterView& cluster = judged_view(given_cluster, impl_->release, pinned);
   if (request.object == nullptr || !request.object->IsObject()) {
     return denied(Verdict::bad_request("the object is not a JSON object"));
   }
@@ -346,21 +408,27 @@ MutationOutcome Pipeline::mutate(const Request& request, const ClusterView& clus
                                 ? mutate_vm(request, cluster, impl_->structure)
                                 : mutate_vmi(request, cluster, impl_->structure);
   warn_of_ignored_configuration(cluster.config(), outcome.verdict.warnings);
+  warn_of_release(cluster.config(), outcome.verdict.warnings);
   return outcome;
 }
 
-Verdict Pipeline::validate(const Request& request, const ClusterView& cluster) const {
+Verdict Pipeline::validate(const Request& request, const ClusterView& given_cluster) const {
+  std::optional<PinnedReleaseView> pinned;
+  const ClusterView& cluster = judged_view(given_cluster, impl_->release, pinned);
   if (request.object == nullptr || !request.object->IsObject()) {
     return Verdict::bad_request("the object is not a JSON object");
   }
   Verdict verdict = request.resource == Resource::virtual_machine ? validate_vm(request, cluster, &impl_->structure)
                                                                   : validate_vmi(request, cluster, &impl_->structure);
   warn_of_ignored_configuration(cluster.config(), verdict.warnings);
+  warn_of_release(cluster.config(), verdict.warnings);
   return verdict;
 }
 
 Result<json::Document> Pipeline::expand(const json::Value& vm, std::string_view namespace_name, std::string_view now,
-                                        const ClusterView& cluster) const {
+                                        const ClusterView& given_cluster) const {
+  std::optional<PinnedReleaseView> pinned;
+  const ClusterView& cluster = judged_view(given_cluster, impl_->release, pinned);
   Result<json::Document> vmi = expand::build_vmi(vm, namespace_name, cluster);
   if (!vmi) {
     return vmi;
@@ -416,7 +484,9 @@ ErrorList Pipeline::check_cluster_object(const json::Value& object) const {
   return errors;
 }
 
-Outcome Pipeline::admit(const Request& request, const ClusterView& cluster) const {
+Outcome Pipeline::admit(const Request& request, const ClusterView& given_cluster) const {
+  std::optional<PinnedReleaseView> pinned;
+  const ClusterView& cluster = judged_view(given_cluster, impl_->release, pinned);
   Outcome outcome;
   outcome.admitted.SetNull();
   outcome.expanded.SetNull();

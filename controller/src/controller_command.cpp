@@ -423,7 +423,7 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
   };
 
   // The objects the expansion reads (instancetypes, preferences, PVCs, the KubeVirt CR).
-  const admission::Pipeline pipeline;
+  const admission::Pipeline pipeline(options.release);
   Result<std::unique_ptr<kube::WatchCache>> cache = kube::WatchCache::create(config, pipeline, cache_log);
   if (!cache) {
     err << "error: " << cache.error().message << '\n';

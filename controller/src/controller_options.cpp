@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 
+#include "vmgate/admission/release.hpp"
 #include "vmgate/common/options.hpp"
 #include "vmgate/controller/controller_command.hpp"
 #include "vmgate/kube/go_duration.hpp"
@@ -13,6 +14,7 @@ enum class Option : std::size_t {
   kubeconfig,
   context,
   namespace_name,
+  kubevirt_version,
   lease_namespace,
   lease_name,
   identity,
@@ -39,6 +41,8 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                                .non_empty = true,
                                .value_name = "NS",
                                .help = "only VMs, VMIs and pods of this namespace (default: all namespaces)."});
+  set(Option::kubevirt_version,
+      {.name = "kubevirt-version", .non_empty = true, .value_name = "VERSION", .help = admission::release_option_help});
   set(Option::lease_namespace,
       {.name = "lease-namespace", .non_empty = true, .value_name = "NS", .help = "the namespace of the Lease."});
   set(Option::lease_name, {.name = "lease-name",
@@ -106,6 +110,14 @@ constexpr common::CommandSyntax<ControllerOptions> syntax{"controller", specs, f
 Status apply_option(ControllerOptions& options, Option option, std::string_view value) {
   const std::string text(value);
   switch (option) {
+    case Option::kubevirt_version: {
+      Result<admission::Release> release = admission::parse_release(text);
+      if (!release) {
+        return Error{"--kubevirt-version: " + release.error().message};
+      }
+      options.release = *release;
+      break;
+    }
     case Option::container_disk_delivery:
       if (text == "copy") {
         options.container_disk_delivery = ContainerDiskDelivery::copy;

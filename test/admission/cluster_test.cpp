@@ -486,3 +486,61 @@ TEST(ClusterConfigFeatureGates, BetaAndGaGatesAreOnByDefault) {
 
 }  // namespace
 }  // namespace vmgate::admission
+
+namespace vmgate::admission {
+namespace {
+
+TEST(ClusterConfigRelease, ObservedKubeVirtVersionNamesTheRelease) {
+  Result<ClusterConfig> v18 = ClusterConfig::from_kubevirt(
+      testing::parse(R"({"status": {"observedKubeVirtVersion": "v1.8.2"}, "spec": {"configuration": {}}})"));
+  ASSERT_TRUE(v18.ok()) << v18.error().message;
+  EXPECT_EQ(v18->release, Release::v1_8);
+  EXPECT_EQ(v18->release_source, ReleaseSource::cluster);
+  EXPECT_EQ(v18->observed_kubevirt_version, "v1.8.2");
+
+  Result<ClusterConfig> none = ClusterConfig::from_kubevirt(testing::parse(R"({"spec": {}})"));
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->release, Release::main);
+  EXPECT_EQ(none->release_source, ReleaseSource::newest);
+
+  Result<ClusterConfig> old =
+      ClusterConfig::from_kubevirt(testing::parse(R"({"status": {"observedKubeVirtVersion": "v1.6.0"}})"));
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->release, Release::v1_8);  // the nearest supported release
+  EXPECT_EQ(old->release_source, ReleaseSource::unsupported_cluster);
+  EXPECT_EQ(old->observed_kubevirt_version, "v1.6.0");
+}
+
+TEST(ClusterConfigRelease, AnIgnoredConfigurationKeepsTheRelease) {
+  Result<ClusterConfig> config = ClusterConfig::from_kubevirt(testing::parse(
+      R"({"status": {"observedKubeVirtVersion": "v1.8.1"},
+          "spec": {"configuration": {"network": {"defaultNetworkInterface": "macvtap"}}}})"));
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_FALSE(config->ignored_configuration.empty());
+  EXPECT_EQ(config->release, Release::v1_8);
+}
+
+TEST(ClusterConfigRelease, V18HasNoBetaGatesByDefaultAndFewerGaGates) {
+  ClusterConfig main;
+  ClusterConfig v18;
+  v18.release = Release::v1_8;
+  // GA at main, Beta or Alpha in v1.8 (pkg/virt-config/featuregate at v1.8.2).
+  for (std::string_view gate : {"VideoConfig", "PanicDevices", "SecureExecution", "ExpandDisks"}) {
+    EXPECT_TRUE(main.feature_gate_enabled(gate)) << gate;
+    EXPECT_FALSE(v18.feature_gate_enabled(gate)) << gate;
+  }
+  // Beta: on by default at main only.
+  for (std::string_view gate : {"PasstBinding", "WorkloadEncryptionSEV", "DecentralizedLiveMigration"}) {
+    EXPECT_TRUE(main.feature_gate_enabled(gate)) << gate;
+    EXPECT_FALSE(v18.feature_gate_enabled(gate)) << gate;
+  }
+  // GA in both.
+  EXPECT_TRUE(v18.feature_gate_enabled("LiveMigration"));
+  EXPECT_TRUE(v18.feature_gate_enabled("EnableVirtioFsConfigVolumes"));
+  v18.feature_gates = {"VideoConfig", "PasstBinding"};
+  EXPECT_TRUE(v18.feature_gate_enabled("VideoConfig"));
+  EXPECT_TRUE(v18.feature_gate_enabled("PasstBinding"));
+}
+
+}  // namespace
+}  // namespace vmgate::admission

@@ -276,6 +276,35 @@ TEST(Pipeline, AnIgnoredKubeVirtConfigurationIsAWarning) {
   EXPECT_EQ(testing::text(outcome.admitted, "/spec/domain/cpu/model"), "host-model");
 }
 
+TEST(Pipeline, TheReleaseTheKubeVirtCrReportsJudgesAndTheWarningSaysSo) {
+  ObjectStore store;
+  ASSERT_TRUE(store
+                  .add(parse(R"({"apiVersion":"kubevirt.io/v1","kind":"KubeVirt","metadata":{"name":"kubevirt",
+                    "namespace":"kubevirt"},"status":{"observedKubeVirtVersion":"v1.8.2"}})"))
+                  .ok());
+  // PanicDevices: GA at main, a gate off by default in v1.8.
+  const json::Document vmi = parse(R"({"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
+    "metadata":{"name":"vmi","namespace":"ns"},"spec":{"domain":{"devices":{"panicDevices":[{"model":"isa"}]},
+    "resources":{"requests":{"memory":"1Gi"}}}}})");
+  Request r;
+  r.resource = Resource::virtual_machine_instance;
+  r.object = &vmi;
+
+  const Outcome from_cluster = Pipeline().admit(r, store);
+  EXPECT_FALSE(from_cluster.verdict.allowed);
+  EXPECT_EQ(from_cluster.verdict.warnings,
+            (std::vector<std::string>{"judged as KubeVirt v1.8, the release the KubeVirt CR reports "
+                                      "(status.observedKubeVirtVersion v1.8.2); --kubevirt-version pins one"}));
+
+  // --kubevirt-version main: the CR's release is not asked, and nothing needs saying.
+  const Outcome pinned = Pipeline(Release::main).admit(r, store);
+  EXPECT_TRUE(pinned.verdict.allowed) << pinned.verdict.message;
+  EXPECT_TRUE(pinned.verdict.warnings.empty());
+  const Verdict validated = Pipeline(Release::v1_8).validate(r, store);
+  EXPECT_FALSE(validated.allowed);
+  EXPECT_TRUE(validated.warnings.empty());
+}
+
 TEST(Pipeline, ReferencePolicyExpandWritesTheInstancetypeIntoTheStoredVm) {
   const Pipeline pipeline;
   ObjectStore store;

@@ -54,6 +54,15 @@ TEST(ControllerOptions, DefaultsAndValues) {
   EXPECT_EQ(all->lease_duration, std::chrono::seconds(5));
 }
 
+TEST(ControllerOptions, KubeVirtVersion) {
+  Result<ControllerOptions> defaults = parse({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->release.has_value());
+  Result<ControllerOptions> v18 = parse({"--kubevirt-version", "v1.8.2"});
+  ASSERT_TRUE(v18.ok()) << v18.error().message;
+  EXPECT_EQ(v18->release, admission::Release::v1_8);
+}
+
 TEST(ControllerOptions, Refusals) {
   const std::vector<std::pair<std::vector<std::string_view>, std::string>> cases = {
       {{"--lease-name", "x"}, "--lease-name and --lease-namespace go together"},
@@ -70,6 +79,8 @@ TEST(ControllerOptions, Refusals) {
       {{"--launcher-link", "api"}, "--launcher-link"},
       {{"--launcher-service-account", "sa"}, "--launcher-service-account"},
       {{"--container-disk-delivery", "pull"}, "--container-disk-delivery must be copy or image-volume, not \"pull\""},
+      {{"--kubevirt-version", "v1.7"},
+       "--kubevirt-version: KubeVirt version \"v1.7\" is not supported (supported: v1.8, main)"},
   };
   for (const auto& [args, message] : cases) {
     Result<ControllerOptions> parsed = parse(args);

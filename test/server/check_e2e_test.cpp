@@ -150,6 +150,46 @@ TEST(CheckBinary, VmiCreateRecordsThePendingTransitionTime) {
       << bad.err;
 }
 
+// The KubeVirt CR among --objects names the release (and the warning says so); --kubevirt-version
+// pins one. PanicDevices is a gate off by default at v1.8 and GA at main.
+TEST(CheckBinary, TheKubeVirtCrOrTheFlagNamesTheRelease) {
+  TempDir dir;
+  const std::string objects = dir.write("cluster/kubevirt.yaml", R"(apiVersion: kubevirt.io/v1
+kind: KubeVirt
+metadata: {name: kubevirt, namespace: kubevirt}
+status: {observedKubeVirtVersion: v1.8.2}
+)");
+  const std::string vmi = dir.write("vmi.yaml", R"(apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: vmi, namespace: default}
+spec:
+  domain:
+    devices: {panicDevices: [{model: isa}]}
+    resources: {requests: {memory: 128Mi}}
+)");
+  const ProcessResult from_cr = vmgate({"check", "-f", vmi, "--objects", objects, "-o", "json"});
+  ASSERT_EQ(from_cr.status, 1) << from_cr.err << from_cr.out;
+  const json::Document denied = parse_report(from_cr);
+  const json::Value* warnings = json::find(denied["results"][0], "warnings");
+  ASSERT_TRUE(warnings != nullptr && warnings->IsArray() && warnings->Size() == 1) << from_cr.out;
+  EXPECT_EQ(json::as_view((*warnings)[0]),
+            "judged as KubeVirt v1.8, the release the KubeVirt CR reports (status.observedKubeVirtVersion v1.8.2); "
+            "--kubevirt-version pins one");
+
+  const ProcessResult pinned =
+      vmgate({"check", "-f", vmi, "--objects", objects, "--kubevirt-version", "main", "-o", "json"});
+  ASSERT_EQ(pinned.status, 0) << pinned.err << pinned.out;
+  const json::Document admitted = parse_report(pinned);
+  const json::Value* none = json::find(admitted["results"][0], "warnings");
+  EXPECT_TRUE(none == nullptr || (none->IsArray() && none->Empty())) << pinned.out;
+
+  const ProcessResult unsupported = vmgate({"check", "-f", vmi, "--kubevirt-version", "v1.7.0"});
+  EXPECT_EQ(unsupported.status, 2);
+  EXPECT_NE(unsupported.err.find("KubeVirt version \"v1.7.0\" is not supported (supported: v1.8, main)"),
+            std::string::npos)
+      << unsupported.err;
+}
+
 TEST(CheckBinary, UnusableInputExitsTwoWithEmptyStdout) {
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"check", "-f", fixtures + "broken.yaml", "-o", "json"},

@@ -26,6 +26,22 @@ TEST(CheckOptions, Defaults) {
   EXPECT_FALSE(options->help);
 }
 
+TEST(CheckOptions, KubeVirtVersion) {
+  Result<CheckOptions> defaults = parse({"-f", "vm.yaml"});
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  EXPECT_FALSE(defaults->release.has_value());
+  for (std::string_view version : {"v1.8", "1.8", "v1.8.2"}) {
+    Result<CheckOptions> options = parse({"-f", "vm.yaml", "--kubevirt-version", version});
+    ASSERT_TRUE(options.ok()) << options.error().message;
+    EXPECT_EQ(options->release, admission::Release::v1_8) << version;
+  }
+  Result<CheckOptions> unknown = parse({"-f", "vm.yaml", "--kubevirt-version", "latest"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message,
+            "--kubevirt-version: KubeVirt version \"latest\" is not a version (MAJOR.MINOR[.PATCH] or main) "
+            "(supported: v1.8, main)");
+}
+
 TEST(CheckOptions, EverySpelling) {
   Result<CheckOptions> options = parse({"-f", "a.yaml", "--filename", "b.yaml", "--filename=c.yaml", "-fd.yaml",
                                         "-f=e.yaml", "--objects", "cluster/", "--objects=more.yaml", "--operation",

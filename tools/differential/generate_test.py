@@ -82,6 +82,20 @@ class GenerateTest(unittest.TestCase):
             hits = sum(1 for n in names if tag in n)
             self.assertGreater(hits, 0, "family %s (tag %r) missing in 400 cases" % (family, tag))
 
+    def test_combinations_come_from_their_own_random_source(self):
+        # Every combination shows up, and a case without one is the case it was before they existed.
+        cases = generate.generate_cases(7, 3000)
+        for which in generate.COMBINATIONS:
+            self.assertTrue(any("combination:" + which in c["name"] for c in cases), which)
+        share, generate.COMBINATION_SHARE = generate.COMBINATION_SHARE, 0.0
+        try:
+            plain = generate.generate_cases(7, 400)
+        finally:
+            generate.COMBINATION_SHARE = share
+        for with_combinations, without in zip(self.cases, plain):
+            if "combination:" not in with_combinations["name"]:
+                self.assertEqual(with_combinations, without)
+
     def test_command_line_writes_one_file_per_case(self):
         with tempfile.TemporaryDirectory() as out:
             subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "generate.py"),

@@ -37,7 +37,7 @@ void set_watchdog(json::Value& vmi_spec, std::string_view device, json::Allocato
   }
 }
 
-void set_arm64_defaults(json::Value& vmi_spec, json::Allocator& allocator) {
+void set_arm64_defaults(json::Value& vmi_spec, json::Allocator& allocator, Release release) {
   json::Value& domain = spec::domain(vmi_spec, allocator);
   json::Value& cpu = json::ensure_object(domain, "cpu", allocator);
   if (spec::empty_string(cpu, "model")) {
@@ -45,10 +45,16 @@ void set_arm64_defaults(json::Value& vmi_spec, json::Allocator& allocator) {
   }
   json::Value* firmware = json::find(domain, "firmware");
   const json::Value* bootloader = firmware != nullptr ? json::find(*firmware, "bootloader") : nullptr;
-  if (bootloader == nullptr || bootloader->IsNull()) {
+  const bool given_bootloader = bootloader != nullptr && !bootloader->IsNull();
+  if (!given_bootloader) {
     json::Value& fw = json::ensure_object(domain, "firmware", allocator);
     json::Value& loader = json::ensure_object(fw, "bootloader", allocator);
     json::set(loader, "efi", json::Value(rapidjson::kObjectType), allocator);
+  }
+  // pkg/defaults/arm64.go at v1.8.2 setDefaultArm64Bootloader: only the bootloader it creates.
+  if (release == Release::v1_8 && given_bootloader) {
+    set_disk_buses(vmi_spec, "virtio", allocator);
+    return;
   }
   json::Value* efi = json::find_path(domain, {"firmware", "bootloader", "efi"});
   if (efi != nullptr && efi->IsObject() && spec::unset(*efi, "secureBoot")) {
@@ -59,10 +65,10 @@ void set_arm64_defaults(json::Value& vmi_spec, json::Allocator& allocator) {
 
 }  // namespace
 
-void set_arch_defaults(json::Value& vmi_spec, json::Allocator& allocator) {
+void set_arch_defaults(json::Value& vmi_spec, json::Allocator& allocator, Release release) {
   const std::string_view arch = json::find_string(vmi_spec, "architecture");
   if (arch == "arm64") {
-    set_arm64_defaults(vmi_spec, allocator);
+    set_arm64_defaults(vmi_spec, allocator, release);
   } else if (arch == "s390x") {
     set_disk_buses(vmi_spec, "virtio", allocator);
     set_watchdog(vmi_spec, "diag288", allocator);

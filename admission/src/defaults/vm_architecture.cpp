@@ -80,10 +80,13 @@ void set_vm_machine_type(json::Value& vm, const ClusterConfig& config, json::All
   }
 }
 
-bool supports_pcie_hotplug(const json::Value& vmi_spec) {
+bool supports_pcie_hotplug(const json::Value& vmi_spec, Release release) {
   const std::string_view arch = json::find_string(vmi_spec, "architecture");
   if (arch != "amd64" && arch != "arm64" && !arch.empty()) {
     return false;
+  }
+  if (release == Release::v1_8) {
+    return true;
   }
   const json::Value* machine = json::find_path(vmi_spec, {"domain", "machine"});
   if (machine != nullptr) {

@@ -81,7 +81,7 @@ std::optional<std::string> apply_vmi_create_defaults(json::Value& vmi, std::stri
   }
   set_object_defaults(spec_value, seed, allocator);
   set_hyperv_dependencies(spec_value, allocator);
-  set_arch_defaults(spec_value, allocator);
+  set_arch_defaults(spec_value, allocator, config.release);
   cpu::set_default_model(spec_value, config, allocator);
   // KubeVirt records status.memory and currentCPUTopology before enabling hotplug.
   set_status(vmi, config, allocator);
@@ -89,7 +89,7 @@ std::optional<std::string> apply_vmi_create_defaults(json::Value& vmi, std::stri
   set_hotplug_defaults(*json::find(vmi, "spec"), config, allocator);
 
   json::Value& meta = json::ensure_object(vmi, "metadata", allocator);
-  if (supports_pcie_hotplug(*json::find(vmi, "spec"))) {
+  if (supports_pcie_hotplug(*json::find(vmi, "spec"), config.release)) {
     set_pci_topology_version(meta, allocator);
   }
   // ApplyNewVMIMutations: the KubeVirt CR's request to complete an isolated emulator thread to an

@@ -1,5 +1,6 @@
-// Reads: spec.architecture, spec.domain.devices.panicDevices[*].model. Follows
-// vmi-create-admitter.go validatePanicDevices: none on s390x, model hyperv, isa or pvpanic.
+// Reads: spec.architecture, spec.domain.devices.panicDevices[*].model, the PanicDevices gate.
+// Follows vmi-create-admitter.go validatePanicDevices: the gate (GA after v1.8), none on s390x,
+// model hyperv, isa or pvpanic.
 #include <string>
 
 #include "vmgate/admission/validation/rules.hpp"
@@ -13,6 +14,12 @@ ErrorList validate_panic_devices(const json::Value& spec, const FieldPath& path,
     return causes;
   }
   const FieldPath field = path.child("domain").child("devices").child("panicDevices");
+  // GA after v1.8; v1.8 reports the gate alone.
+  if (!config.feature_gate_enabled("PanicDevices")) {
+    causes.push_back(
+        {CauseType::field_value_invalid, field.str(), "Panic Devices feature gate is not enabled in kubevirt-config"});
+    return causes;
+  }
   std::string_view arch = json::find_string(spec, "architecture");
   if (arch.empty()) {
     arch = config.default_architecture;

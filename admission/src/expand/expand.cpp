@@ -151,8 +151,9 @@ Result<json::Document> build_vmi(const json::Value& vm, std::string_view namespa
   }
   annotate(vm, instancetype::MatcherType::instancetype, *json::find(vmi, "metadata"), allocator);
   annotate(vm, instancetype::MatcherType::preference, *json::find(vmi, "metadata"), allocator);
-  std::vector<std::string> conflicts = instancetype::apply_with_preference(
-      instancetype_spec, preference_spec, *json::find(vmi, "spec"), *json::find(vmi, "metadata"), "spec", allocator);
+  std::vector<std::string> conflicts =
+      instancetype::apply_with_preference(instancetype_spec, preference_spec, *json::find(vmi, "spec"),
+                                          *json::find(vmi, "metadata"), "spec", allocator, cluster.config().release);
   if (!conflicts.empty()) {
     return Error{"VMI conflicts with instancetype spec in fields: [" + join(conflicts) + "]"};
   }
@@ -187,7 +188,7 @@ bool expand_vm_in_place(json::Document& vm, std::string_view namespace_name, con
   json::ensure_object(*template_value, "metadata", allocator);
   std::vector<std::string> conflicts = instancetype::apply_with_preference(
       found_instancetype->spec, found_preference->spec, *json::find(*template_value, "spec"),
-      *json::find(*template_value, "metadata"), "spec.template.spec", allocator);
+      *json::find(*template_value, "metadata"), "spec.template.spec", allocator, cluster.config().release);
   if (!conflicts.empty()) {
     return false;
   }

@@ -118,7 +118,7 @@ class VolumeInference {
         if (const json::Value* pvc = json::find_object(*source, "pvc")) {
           return from_pvc(json::find_string(*pvc, "name"), json::find_string(*pvc, "namespace"));
         }
-        if (const json::Value* snapshot = json::find_object(*source, "snapshot")) {
+        if (const json::Value* snapshot = json::find_object(*source, "snapshot"); snapshot != nullptr && snapshots()) {
           return from_snapshot(json::find_string(*snapshot, "name"), json::find_string(*snapshot, "namespace"));
         }
       }
@@ -150,14 +150,21 @@ class VolumeInference {
       if (const json::Value* pvc = json::find_object(*inner, "pvc")) {
         return from_pvc(json::find_string(*pvc, "name"), json::find_string(*pvc, "namespace"));
       }
-      if (const json::Value* snapshot = json::find_object(*inner, "snapshot")) {
+      if (const json::Value* snapshot = json::find_object(*inner, "snapshot"); snapshot != nullptr && snapshots()) {
         return from_snapshot(json::find_string(*snapshot, "name"), json::find_string(*snapshot, "namespace"));
       }
+    }
+    if (!snapshots()) {
+      return Outcome::fail("unable to infer defaults from DataSource that doesn't provide DataVolumeSourcePVC", true);
     }
     return Outcome::fail(
         "unable to infer defaults from DataSource that doesn't provide DataVolumeSourcePVC or DataVolumeSourceSnapshot",
         true);
   }
+
+  // VolumeSnapshot sources are inferred from after v1.8 (PR #18337); v1.8 (volume.go at v1.8.2)
+  // follows PVC sources only.
+  [[nodiscard]] bool snapshots() const { return cluster_.config().release != Release::v1_8; }
 
   std::string_view name_label_;
   std::string_view kind_label_;

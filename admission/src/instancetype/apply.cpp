@@ -264,7 +264,7 @@ ErrorList conflict_causes(const std::vector<std::string>& conflicts) {
 
 std::vector<std::string> apply_with_preference(const json::Value* instancetype, const json::Value* preference,
                                                json::Value& vmi_spec, json::Value& metadata, std::string_view base,
-                                               json::Allocator& allocator) {
+                                               json::Allocator& allocator, Release release) {
   if (instancetype != nullptr) {
     std::vector<std::string> conflicts = apply(*instancetype, preference, vmi_spec, metadata, base, allocator);
     if (!conflicts.empty()) {
@@ -272,7 +272,7 @@ std::vector<std::string> apply_with_preference(const json::Value* instancetype, 
     }
   }
   if (preference != nullptr) {
-    preference::apply(*preference, vmi_spec, metadata, allocator);
+    preference::apply(*preference, vmi_spec, metadata, allocator, release);
   }
   return {};
 }

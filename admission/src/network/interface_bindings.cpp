@@ -1,6 +1,7 @@
 // Reads: spec.domain.devices.interfaces[*].{name, bridge, masquerade, sriov, passtBinding, binding,
 // macAddress}, spec.networks[*].{name, pod}. Follows pkg/network/admitter/binding.go
-// validateInterfaceBinding and passt.go validatePasstBinding.
+// validateInterfaceBinding and passt.go validatePasstBinding; at v1.8 validateInterfaceBindingExists
+// refuses only a binding plugin beside a binding method.
 #include <string>
 #include <unordered_map>
 
@@ -39,11 +40,19 @@ ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& 
     const bool pod = network != on_pod_network.end() && network->second;
     const std::string at = interfaces_path.index(i).str();
     const std::string name_field = interfaces_path.index(i).child("name").str();
-    int bindings = 0;
-    for (std::string_view binding : {"bridge", "masquerade", "sriov", "passtBinding", "binding"}) {
-      bindings += json::has(interface, binding) ? 1 : 0;
+    int methods = 0;
+    for (std::string_view method : {"bridge", "masquerade", "sriov", "passtBinding"}) {
+      methods += json::has(interface, method) ? 1 : 0;
     }
-    if (bindings != 1) {
+    const bool plugin = json::has(interface, "binding");
+    if (config.release == Release::v1_8) {
+      // v1.8 refuses only a plugin beside a method (validateInterfaceBindingExists at v1.8.2).
+      if (plugin && methods > 0) {
+        causes.push_back({CauseType::field_value_invalid, interfaces_path.index(i).child("binding").str(),
+                          "logical " + std::string(name) +
+                              " interface cannot have both binding plugin and interface binding method"});
+      }
+    } else if (methods + (plugin ? 1 : 0) != 1) {
       causes.push_back(
           {CauseType::field_value_invalid, at,
            "logical " + std::string(name) + " interface must have exactly one binding method or binding plugin"});

@@ -75,7 +75,7 @@ bool valid_port_name(std::string_view name) {
          name.back() != '-';
 }
 
-void validate_ports(const json::Value& ports, const FieldPath& interface_path, ErrorList& causes) {
+void validate_ports(const json::Value& ports, const FieldPath& interface_path, Release release, ErrorList& causes) {
   std::unordered_set<std::string_view> names;
   for (rapidjson::SizeType p = 0; p < ports.Size(); ++p) {
     const json::Value& port = ports[p];
@@ -99,12 +99,15 @@ void validate_ports(const json::Value& ports, const FieldPath& interface_path, E
     const FieldPath port_path = interface_path.child("ports").index(p);
     const json::Value* number = json::find(port, "port");
     const std::int64_t value = number != nullptr && number->IsInt64() ? number->GetInt64() : 0;
+    // v1.8 names the port item, not its number, and lets 65536 through (netiface.go at v1.8.2);
+    // PR #18095 changed both.
+    const bool v18 = release == Release::v1_8;
+    const std::string number_field = v18 ? port_path.str() : port_path.child("port").str();
     if (value == 0) {
-      causes.push_back({CauseType::field_value_required, port_path.child("port").str(), "Port field is mandatory."});
+      causes.push_back({CauseType::field_value_required, number_field, "Port field is mandatory."});
     }
-    if (value < 0 || value >= 65536) {
-      causes.push_back({CauseType::field_value_invalid, port_path.child("port").str(),
-                        "Port field must be in range 0 < x < 65536."});
+    if (value < 0 || value > (v18 ? 65536 : 65535)) {
+      causes.push_back({CauseType::field_value_invalid, number_field, "Port field must be in range 0 < x < 65536."});
     }
     if (const std::string_view protocol = json::find_string(port, "protocol");
         !protocol.empty() && protocol != "TCP" && protocol != "UDP") {
@@ -166,7 +169,7 @@ ErrorList validate_interface_fields(const json::Value& spec, const FieldPath& pa
     const bool pod_network = network != on_pod_network.end() && network->second;
     const json::Value* ports = json::find_array(interface, "ports");
     if (ports != nullptr && pod_network) {
-      validate_ports(*ports, interface_path, causes);
+      validate_ports(*ports, interface_path, config.release, causes);
     }
     validate_interface_port_ranges(interface, interface_path, pod_network, config, causes);
     validate_interface_dhcp_options(interface, interface_path, path, causes);

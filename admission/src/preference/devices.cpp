@@ -97,13 +97,24 @@ void apply_inputs(const Value& preferred, Value& devices, Allocator& allocator) 
   }
 }
 
-void apply_panic_devices(const Value& preferred, Value& devices, Allocator& allocator) {
+// At v1.8 (device.go applyPanicDevicePreferences) the preferred model only fills the devices the
+// VM has; from PR #18314 on it creates one when there is none.
+void apply_panic_devices(const Value& preferred, Value& devices, Allocator& allocator, Release release) {
   const Value* model = json::find(preferred, "preferredPanicDeviceModel");
   if (model == nullptr || model->IsNull()) {
     return;
   }
+  if (release == Release::v1_8) {
+    Value* existing = json::find(devices, "panicDevices");
+    if (existing == nullptr || !existing->IsArray()) {
+      return;
+    }
+  }
   Value& panic_devices = json::ensure_array(devices, "panicDevices", allocator);
   if (panic_devices.Empty()) {
+    if (release == Release::v1_8) {
+      return;
+    }
     Value device(rapidjson::kObjectType);
     device.AddMember("model", json::copy(*model, allocator), allocator);
     panic_devices.PushBack(std::move(device), allocator);
@@ -137,7 +148,7 @@ void apply_autoattach(const json::Value& preference, json::Value& vmi_spec, json
   }
 }
 
-void apply_devices(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator) {
+void apply_devices(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator, Release release) {
   const Value* preferred = json::find_object(preference, "devices");
   if (preferred == nullptr) {
     return;
@@ -157,7 +168,8 @@ void apply_devices(const json::Value& preference, json::Value& vmi_spec, json::A
   }
   spec::copy_if_unset(*preferred, "preferredRng", devices, "rng", allocator);
   spec::copy_if_unset(*preferred, "preferredTPM", devices, "tpm", allocator);
-  if (json::has(*preferred, "preferredVideoType")) {
+  // v1.8 has no preferredVideoType (PR #16812).
+  if (release != Release::v1_8 && json::has(*preferred, "preferredVideoType")) {
     Value& video = json::ensure_object(devices, "video", allocator);
     spec::copy_string_if_empty(*preferred, "preferredVideoType", video, "type", allocator);
   }
@@ -165,7 +177,7 @@ void apply_devices(const json::Value& preference, json::Value& vmi_spec, json::A
   apply_disks(*preferred, devices, allocator);
   apply_interfaces(*preferred, vmi_spec, allocator);
   apply_inputs(*preferred, devices, allocator);
-  apply_panic_devices(*preferred, devices, allocator);
+  apply_panic_devices(*preferred, devices, allocator, release);
 }
 
 }  // namespace vmgate::admission::preference

@@ -19,8 +19,9 @@ void apply_architecture(const json::Value& preference, json::Value& vmi_spec, js
   spec::copy_string_if_empty(preference, "preferredArchitecture", vmi_spec, "architecture", allocator);
 }
 
-void apply_launch_security(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator) {
-  if (json::has(preference, "preferredLaunchSecurity")) {
+void apply_launch_security(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator,
+                           Release release) {
+  if (release != Release::v1_8 && json::has(preference, "preferredLaunchSecurity")) {
     spec::copy_if_unset(preference, "preferredLaunchSecurity", spec::domain(vmi_spec, allocator), "launchSecurity",
                         allocator);
   }

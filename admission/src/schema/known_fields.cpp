@@ -32,6 +32,13 @@ bool missing(const json::Value& object, std::string_view name) {
   return member == nullptr || member->IsNull();
 }
 
+// Members of the tree (KubeVirt main's API) that v1.8's API has not (api/core/v1 at v1.8.2): its
+// CRD schema refuses them as unknown.
+bool added_after_v1_8(std::string_view definition, std::string_view property) {
+  return (definition == "v1.VirtualMachineInstanceSpec" && property == "serviceAccountName") ||
+         (definition == "v1.Interface" && property == "portRanges");
+}
+
 }  // namespace
 
 // What a property holds (see tools/gen-known-fields): nothing to check below it, an object of
@@ -39,6 +46,7 @@ bool missing(const json::Value& object, std::string_view name) {
 struct KnownFields::Tree {
   struct Holds;
   struct Definition {
+    std::string_view definition_name;  // "v1.Interface"
     std::vector<std::pair<std::string_view, const Holds*>> properties;
     std::unordered_map<std::string_view, const Holds*> by_name;  // only for many properties
     std::vector<std::string_view> required;
@@ -117,7 +125,7 @@ struct KnownFields::Tree {
 
   class Walk {
    public:
-    explicit Walk(ErrorList& errors) : errors_(errors) {}
+    Walk(ErrorList& errors, Release release) : errors_(errors), release_(release) {}
 
     // go-openapi's object validator: the members no property declares, then the required
     // ones missing; then each member's own value.
@@ -126,7 +134,9 @@ struct KnownFields::Tree {
       const std::size_t first = found_.size();
       for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
         const std::string_view name = json::as_view(it->name);
-        const Holds* holds = definition.property(name);
+        const Holds* holds = release_ == Release::v1_8 && added_after_v1_8(definition.definition_name, name)
+                                 ? nullptr
+                                 : definition.property(name);
         found_.push_back(holds);
         if (holds == nullptr) {
           errors_.push_back({CauseType::field_value_forbidden, path_with(name),
@@ -219,6 +229,7 @@ struct KnownFields::Tree {
     }
 
     ErrorList& errors_;
+    Release release_;
     std::vector<Segment> path_;
     std::vector<const Holds*> found_;  // per open object, what each member holds
   };
@@ -238,6 +249,7 @@ KnownFields::KnownFields() {
   }
   for (auto it = definitions->MemberBegin(); it != definitions->MemberEnd(); ++it) {
     Tree::Definition& definition = tree->definitions[json::as_view(it->name)];
+    definition.definition_name = json::as_view(it->name);
     const json::Value* properties = json::find_object(it->value, "properties");
     if (properties == nullptr) {
       tree_bug(json::to_string(it->name) + " has no properties object");
@@ -260,7 +272,7 @@ KnownFields::KnownFields() {
   tree_ = std::move(tree);
 }
 
-ErrorList KnownFields::check(KnownFieldsKind kind, const json::Value& object) const {
+ErrorList KnownFields::check(KnownFieldsKind kind, const json::Value& object, Release release) const {
   ErrorList errors;
   if (!object.IsObject()) {
     return errors;  // StructureValidator reports a non-object root
@@ -278,7 +290,7 @@ ErrorList KnownFields::check(KnownFieldsKind kind, const json::Value& object) co
     errors.push_back({CauseType::field_value_required, "spec", "spec in body is required"});
     return errors;
   }
-  Tree::Walk walk(errors);
+  Tree::Walk walk(errors, release);
   walk.enter("spec");
   if (spec->IsObject()) {
     walk.object(kind == KnownFieldsKind::virtual_machine ? *tree_->vm_spec : *tree_->vmi_spec, *spec);

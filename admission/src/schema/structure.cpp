@@ -828,7 +828,7 @@ ErrorList merged(ErrorList names, ErrorList types) {
 
 }  // namespace
 
-ErrorList StructureValidator::validate(StructureKind kind, const json::Value& object) const {
+ErrorList StructureValidator::validate(StructureKind kind, const json::Value& object, Release release) const {
   const Schemas::Compiled& compiled = *schemas_->compiled[kind_index(kind)];
   try {
     ErrorList names;
@@ -836,7 +836,7 @@ ErrorList StructureValidator::validate(StructureKind kind, const json::Value& ob
       names = schemas_->known_fields.check(kind == StructureKind::virtual_machine
                                                ? KnownFieldsKind::virtual_machine
                                                : KnownFieldsKind::virtual_machine_instance,
-                                           object);
+                                           object, release);
     }
     if (compiled.tree->surely_valid(object)) {
       return names;

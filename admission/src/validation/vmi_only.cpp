@@ -89,14 +89,25 @@ void check_watchdog(const json::Value* devices, const FieldPath& path, std::stri
   }
 }
 
-ErrorList arm64_rules(const json::Value& spec, const json::Value* devices, const FieldPath& path) {
+ErrorList arm64_rules(const json::Value& spec, const json::Value* devices, const FieldPath& path, Release release) {
   ErrorList causes;
   const FieldPath devices_path = path.child("domain").child("devices");
-  if (const json::Value* bootloader = json::find_path(spec, {"domain", "firmware", "bootloader"});
-      bootloader != nullptr && bootloader->IsObject() && json::has(*bootloader, "bios")) {
-    causes.push_back({CauseType::field_value_not_supported,
-                      path.child("domain").child("firmware").child("bootloader").child("bios").str(),
+  const FieldPath bootloader_path = path.child("domain").child("firmware").child("bootloader");
+  const json::Value* bootloader = json::find_path(spec, {"domain", "firmware", "bootloader"});
+  if (bootloader != nullptr && bootloader->IsObject() && json::has(*bootloader, "bios")) {
+    causes.push_back({CauseType::field_value_not_supported, bootloader_path.child("bios").str(),
                       "Arm64 does not support bios boot, please change to uefi boot"});
+  }
+  // v1.8 (webhooks/arm64.go validateBootOptions) refuses Secure Boot on arm64, also when EFI
+  // leaves it unset (it defaults to on); PR #16915 allowed it after v1.8.
+  if (const json::Value* efi =
+          bootloader != nullptr && bootloader->IsObject() ? json::find_object(*bootloader, "efi") : nullptr;
+      release == Release::v1_8 && efi != nullptr) {
+    const json::Value* secure_boot = json::find(*efi, "secureBoot");
+    if (secure_boot == nullptr || secure_boot->IsNull() || (secure_boot->IsBool() && secure_boot->GetBool())) {
+      causes.push_back({CauseType::field_value_not_supported, bootloader_path.child("efi").child("secureboot").str(),
+                        "UEFI secure boot is currently not supported on aarch64 Arch"});
+    }
   }
   ErrorList model = cpu::validate_arm64_model(spec, path);
   causes.insert(causes.end(), model.begin(), model.end());
@@ -125,7 +136,7 @@ ErrorList arm64_rules(const json::Value& spec, const json::Value* devices, const
   return causes;
 }
 
-ErrorList per_arch(const json::Value& spec, const FieldPath& path) {
+ErrorList per_arch(const json::Value& spec, const FieldPath& path, Release release) {
   const std::string_view arch = json::find_string(spec, "architecture");
   const json::Value* devices = json::find_path(spec, {"domain", "devices"});
   if (devices != nullptr && !devices->IsObject()) {
@@ -136,7 +147,7 @@ ErrorList per_arch(const json::Value& spec, const FieldPath& path) {
     check_watchdog(devices, path, "i6300esb", "diag288", "amd64 only supports I6300ESB watchdog device", causes);
     check_video(devices, path, "amd64", {"vga", "cirrus", "virtio", "ramfb", "bochs"}, causes);
   } else if (arch == "arm64") {
-    causes = arm64_rules(spec, devices, path);
+    causes = arm64_rules(spec, devices, path, release);
   } else if (arch == "s390x") {
     check_watchdog(devices, path, "diag288", "i6300esb", "s390x only supports Diag288 watchdog device", causes);
     check_video(devices, path, "s390x", {"virtio"}, causes);
@@ -161,7 +172,7 @@ ErrorList validate_vmi_only(const json::Value& vmi, const ClusterConfig& config,
     append(causes, validate_vmi_metadata(*metadata, FieldPath("metadata"), config, from_kubevirt_service_account));
   }
   append(causes, validate_hyperv(s));
-  append(causes, per_arch(s, path));
+  append(causes, per_arch(s, path, config.release));
   return causes;
 }
 

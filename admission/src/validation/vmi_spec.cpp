@@ -47,7 +47,7 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_persistent_reservation(spec, path, config));
   append(causes, validate_downward_metrics_device(spec, path, config));
   append(causes, validate_virtiofs_storage(spec, path, config));
-  append(causes, validate_video(spec, path));
+  append(causes, validate_video(spec, path, config));
   append(causes, validate_panic_devices(spec, path, config));
   append(causes, validate_reboot_policy(spec, path, config));
   append(causes, validate_reserved_overhead(spec, path, config));

@@ -16,6 +16,7 @@ enum class Option : std::size_t {
   vm,
   objects,
   namespace_name,
+  kubevirt_version,
   print_xml,
   emulation,
   console_log,
@@ -58,6 +59,7 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
   set(Option::vm, value("vm"));
   set(Option::objects, value("objects"));
   set(Option::namespace_name, value("namespace"));
+  set(Option::kubevirt_version, value("kubevirt-version"));
   set(Option::print_xml, flag("print-xml"));
   set(Option::emulation, value("emulation"));
   set(Option::console_log, value("console-log"));
@@ -111,6 +113,14 @@ Status apply_option(LauncherOptions& options, Option option, std::string_view te
         return Error{"--emulation must be auto, software or kvm, not \"" + value + "\""};
       }
       break;
+    case Option::kubevirt_version: {
+      Result<admission::Release> release = admission::parse_release(value);
+      if (!release) {
+        return Error{"--kubevirt-version: " + release.error().message};
+      }
+      options.release = *release;
+      break;
+    }
     case Option::ovmf_code:
       options.firmware.efi_code = value;
       break;
@@ -159,6 +169,9 @@ Input (exactly one):
   --objects PATH        cluster objects for --vm and --vmi (instancetypes, preferences,
                         PVCs, the KubeVirt CR...); a file or directory, repeatable
   --namespace NS        namespace for objects without one (default "default")
+  --kubevirt-version V  the KubeVirt release whose admission expands --vm and defaults --vmi:
+                        v1.8 or main (default: the KubeVirt CR's
+                        status.observedKubeVirtVersion, else main)
 
 Options:
   --print-xml           print the domain XML and exit

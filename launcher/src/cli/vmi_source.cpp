@@ -67,7 +67,7 @@ Result<json::Document> load_vmi(const LauncherOptions& options, std::istream& st
     default_namespace(vmi, options.namespace_name);
     return vmi;
   }
-  const admission::Pipeline pipeline;
+  const admission::Pipeline pipeline(options.release);
   Result<kube::LoadedCluster> cluster =
       kube::load_cluster(options.objects, options.namespace_name, pipeline, standard_input);
   if (!cluster) {

@@ -143,7 +143,7 @@ Result<kube::LoadedCluster> load_check_cluster(const CheckOptions& options, cons
 Result<CheckRun> run_check(const CheckOptions& options, std::istream& standard_input) {
   CheckRun run;
 
-  const admission::Pipeline pipeline;
+  const admission::Pipeline pipeline(options.release);
   std::string default_namespace = options.namespace_name;
   Result<kube::LoadedCluster> cluster = load_check_cluster(options, pipeline, standard_input, default_namespace);
   if (!cluster) {

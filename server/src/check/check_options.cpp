@@ -19,6 +19,7 @@ enum class Option : std::size_t {
   old,
   namespace_name,
   output,
+  kubevirt_version,
   help
 };
 
@@ -74,6 +75,8 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                        .non_empty = true,
                        .value_name = "FORMAT",
                        .help = "text (default), json or yaml."});
+  set(Option::kubevirt_version,
+      {.name = "kubevirt-version", .non_empty = true, .value_name = "VERSION", .help = admission::release_option_help});
   // Repeating -h is harmless, and scripts that add it to a command line should not fail.
   set(Option::help, {.name = "help", .alias = 'h', .flag = true, .repeatable = true, .help = "print this help."});
 });
@@ -129,10 +132,13 @@ std::string check_usage(Frontend frontend) {
   return "Usage: " + command + R"( check [-f FILE|DIR|-]... [--objects FILE|DIR|-... | --kubeconfig FILE] [--old FILE|-]
 )" + indent +
          R"([--operation CREATE|UPDATE] [--namespace NS] [-o text|json|yaml]
+)" + indent +
+         R"([--kubevirt-version VERSION]
 
 Runs KubeVirt's admission webhooks (mutate, validate and, for a VirtualMachine, the
 VirtualMachineInstance it would launch) on every kubevirt.io VirtualMachine and
-VirtualMachineInstance in the -f inputs, offline, and prints the verdicts.
+VirtualMachineInstance in the -f inputs, offline, and prints the verdicts, as the KubeVirt
+release --kubevirt-version names or the cluster's KubeVirt CR reports.
 )" + std::string(cluster) +
          R"(
 Options:
@@ -202,6 +208,14 @@ Result<CheckOptions> parse_check_options(std::span<const std::string_view> args,
           return Error{"-o must be text, json or yaml, not \"" + std::string(value) + "\""};
         }
         break;
+      case Option::kubevirt_version: {
+        Result<admission::Release> release = admission::parse_release(value);
+        if (!release) {
+          return Error{"--kubevirt-version: " + release.error().message};
+        }
+        result.release = *release;
+        break;
+      }
       case Option::help:
         result.help = true;
         break;

@@ -269,7 +269,7 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
   event("info", "certificate loaded",
         {{"subject", (*certificate)->subject}, {"not_after", std::to_string((*certificate)->not_after)}});
 
-  const admission::Pipeline pipeline;
+  const admission::Pipeline pipeline(options.release);
   Metrics metrics;
   Result<std::unique_ptr<ClusterSource>> cluster = open_cluster(options, pipeline, log);
   if (!cluster) {
@@ -297,7 +297,9 @@ int run_serve(std::span<const std::string_view> args, std::ostream& out, std::os
         {{"https", https.str()},
          {"metrics", health.str()},
          {"threads", std::to_string(options.threads)},
-         {"tls_profile", options.tls_profile == TlsProfile::modern ? "modern" : "intermediate"}});
+         {"tls_profile", options.tls_profile == TlsProfile::modern ? "modern" : "intermediate"},
+         // --kubevirt-version, or the KubeVirt CR's observedKubeVirtVersion (each answer warns then).
+         {"kubevirt_version", options.release ? std::string(admission::to_string(*options.release)) : "cluster"}});
   (*server)->run(true);
   return 0;
 }

@@ -26,6 +26,7 @@ enum class Option : std::size_t {
   tls_profile,
   objects,
   kubevirt_namespace,
+  kubevirt_version,
   threads,
   max_connections,
   max_body_memory,
@@ -86,6 +87,8 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                                    .help = "KubeVirt's namespace: its service accounts count as KubeVirt,\n"
                                            "and its KubeVirt CR is the cluster configuration; a KubeVirt CR\n"
                                            "elsewhere is never read (default kubevirt)."});
+  set(Option::kubevirt_version,
+      {.name = "kubevirt-version", .non_empty = true, .value_name = "VERSION", .help = admission::release_option_help});
   set(Option::threads,
       {.name = "threads", .value_name = "N", .help = "I/O threads (default 0: one per CPU this process may use)."});
   set(Option::max_connections, {.name = "max-connections",
@@ -254,6 +257,14 @@ Status apply_option(ServeOptions& options, Option option, std::string_view value
         return Error{"--max-body-memory: \"" + text + "\" is not a positive size (bytes, or with Ki, Mi or Gi)"};
       }
       options.max_body_memory = *bytes;
+      break;
+    }
+    case Option::kubevirt_version: {
+      Result<admission::Release> release = admission::parse_release(text);
+      if (!release) {
+        return Error{"--kubevirt-version: " + release.error().message};
+      }
+      options.release = *release;
       break;
     }
     case Option::access_log:

@@ -18,9 +18,9 @@ using vmgate::testing::parse;
 
 using vmgate::testing::text;
 
-json::Document defaulted(std::string_view spec_text) {
+json::Document defaulted(std::string_view spec_text, Release release = Release::main) {
   json::Document spec = parse(spec_text);
-  set_arch_defaults(spec, spec.GetAllocator());
+  set_arch_defaults(spec, spec.GetAllocator(), release);
   return spec;
 }
 
@@ -109,6 +109,19 @@ TEST(DefaultsArch, Arm64Bootloader) {
   // A firmware without bootloader gets one, keeping its other fields.
   EXPECT_EQ(text(defaulted(R"({"architecture": "arm64", "domain": {"firmware": {"uuid": "u"}}})"), "/domain/firmware"),
             R"({"uuid":"u","bootloader":{"efi":{"secureBoot":false}}})");
+}
+
+// pkg/defaults/arm64.go at v1.8.2: secureBoot false only on the EFI bootloader it creates.
+TEST(DefaultsArch, Arm64BootloaderAtV18LeavesAGivenEfiAlone) {
+  EXPECT_EQ(text(defaulted(R"({"architecture": "arm64"})", Release::v1_8), "/domain/firmware"),
+            R"({"bootloader":{"efi":{"secureBoot":false}}})");
+  const json::Document given = defaulted(
+      R"({"architecture": "arm64", "domain": {"firmware": {"bootloader": {"efi": {}}}, "devices": {"disks": [
+          {"name": "a", "disk": {}}]}}})",
+      Release::v1_8);
+  EXPECT_EQ(text(given, "/domain/firmware/bootloader"), R"({"efi":{}})");
+  EXPECT_EQ(text(given, "/domain/devices/disks/0/disk/bus"), "virtio");
+  EXPECT_EQ(text(given, "/domain/cpu/model"), "host-passthrough");
 }
 
 TEST(DefaultsArch, OtherArchitecturesGetNoBootloader) {

@@ -202,6 +202,14 @@ TEST(DefaultsVmArchitecture, SupportsPcieHotplug) {
   }
 }
 
+// pkg/defaults SupportsPCIeHotplug at v1.8.2 asks the architecture only.
+TEST(DefaultsVmArchitecture, AtV18PcieHotplugAnyMachineType) {
+  EXPECT_TRUE(supports_pcie_hotplug(
+      parse(R"({"architecture": "amd64", "domain": {"machine": {"type": "pc-i440fx-2.12"}}})"), Release::v1_8));
+  EXPECT_TRUE(supports_pcie_hotplug(parse(R"({"domain": {"machine": {"type": "s390-ccw-virtio"}}})"), Release::v1_8));
+  EXPECT_FALSE(supports_pcie_hotplug(parse(R"({"architecture": "s390x", "domain": {}})"), Release::v1_8));
+}
+
 TEST(DefaultsVmArchitecture, PciTopologyVersionIsAddedButNeverReplaced) {
   json::Document metadata = parse(R"({"name": "vm"})");
   set_pci_topology_version(metadata, metadata.GetAllocator());

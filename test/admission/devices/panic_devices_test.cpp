@@ -35,5 +35,21 @@ TEST(ValidationPanicDevices, NoneOnS390x) {
             "");
 }
 
+// PanicDevices is Beta at v1.8: without the gate its cause alone, with it as at main.
+TEST(ValidationPanicDevices, AtV18TheFeatureGateFirst) {
+  ClusterConfig v18;
+  v18.release = Release::v1_8;
+  const json::Document spec = parse(R"({"domain": {"devices": {"panicDevices": [{"model": "pci"}]}}})");
+  EXPECT_EQ(describe(validate_panic_devices(spec, FieldPath("spec"), v18)),
+            "FieldValueInvalid spec.domain.devices.panicDevices: Panic Devices feature gate is not enabled in "
+            "kubevirt-config\n");
+  EXPECT_EQ(describe(validate_panic_devices(parse(R"({"domain": {"devices": {"panicDevices": []}}})"),
+                                            FieldPath("spec"), v18)),
+            "");
+  v18.feature_gates = {"PanicDevices"};
+  EXPECT_EQ(describe(validate_panic_devices(spec, FieldPath("spec"), v18)),
+            "FieldValueInvalid spec.domain.devices.panicDevices[0].model: invalid PanicDeviceModel(pci)\n");
+}
+
 }  // namespace
 }  // namespace vmgate::admission::validation

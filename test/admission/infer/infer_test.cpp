@@ -180,6 +180,21 @@ TEST_F(InferFromVolume, DataSourceWithSnapshotSource) {
                   "FromSnapshot");
 }
 
+// volume.go at v1.8.2 follows PVC sources only: a snapshot source is unsupported there.
+TEST_F(InferFromVolume, AtV18SnapshotSourcesAreNotFollowed) {
+  add(R"({"apiVersion":"kubevirt.io/v1","kind":"KubeVirt","metadata":{"name":"kubevirt","namespace":"kubevirt"},
+          "status":{"observedKubeVirtVersion":"v1.8.2"}})");
+  const Inferred from_dv = run(vm(both(), R"("dataVolume":{"name":"dvWithSourceSnapshotName"})"));
+  ASSERT_TRUE(from_dv.error);
+  EXPECT_EQ(*from_dv.error, "unable to infer defaults from DataVolumeSpec as DataVolumeSource is not supported");
+  const Inferred from_ds = run(vm(both(), R"("dataVolume":{"name":"fromTemplate"})",
+                                  R"("dataVolumeTemplates":[{"metadata":{"name":"fromTemplate"},
+                                      "spec":{"sourceRef":{"kind":"DataSource","name":"dsWithSourceSnapshotName"}}}])"));
+  ASSERT_TRUE(from_ds.error);
+  EXPECT_EQ(*from_ds.error, "unable to infer defaults from DataSource that doesn't provide DataVolumeSourcePVC");
+  expect_inferred(run(vm(both(), R"("dataVolume":{"name":"dvWithSourcePVCName"})")), "FromPVC");
+}
+
 // The sourceRef namespace, when given, wins over the VM's.
 TEST_F(InferFromVolume, DataSourceInAnotherNamespace) {
   expect_inferred(run(vm(both(), R"("dataVolume":{"name":"fromTemplate"})",

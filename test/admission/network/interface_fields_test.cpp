@@ -62,6 +62,19 @@ TEST(ValidationInterfaceFields, ForwardedPortsOnThePodNetwork) {
             "allowed\n");
 }
 
+// netiface.go at v1.8.2: the causes name the port item, and 65536 passes the range check.
+TEST(ValidationInterfaceFields, ForwardedPortsAtV18) {
+  ClusterConfig v18;
+  v18.release = Release::v1_8;
+  EXPECT_EQ(check(R"({"name": "default", "ports": [{"port": 0}, {"port": 70000}, {"port": 65536}]})", v18),
+            "FieldValueRequired spec.domain.devices.interfaces[0].ports[0]: Port field is mandatory.\n"
+            "FieldValueInvalid spec.domain.devices.interfaces[0].ports[1]: Port field must be in range 0 < x < "
+            "65536.\n");
+  EXPECT_EQ(check(R"({"name": "default", "ports": [{"port": 65536}]})"),
+            "FieldValueInvalid spec.domain.devices.interfaces[0].ports[0].port: Port field must be in range 0 < x < "
+            "65536.\n");
+}
+
 TEST(ValidationInterfaceFields, PciAddress) {
   EXPECT_EQ(check(R"({"name": "default", "masquerade": {}, "pciAddress": "0000:81:00.1"})"), "");
   EXPECT_EQ(check(R"({"name": "default", "masquerade": {}, "pciAddress": "81:00.1"})"),

@@ -17,8 +17,10 @@ using vmgate::testing::parse;
 
 using vmgate::testing::json_equals;
 
-json::Document applied(std::string_view preference, std::string_view vmi_spec) {
-  return testing::applied_rule(apply_devices, preference, vmi_spec);
+json::Document applied(std::string_view preference, std::string_view vmi_spec, Release release = Release::main) {
+  return testing::applied_rule([release](const json::Value& p, json::Value& spec,
+                                         json::Allocator& allocator) { apply_devices(p, spec, allocator, release); },
+                               preference, vmi_spec);
 }
 
 const json::Value& devices_of(const json::Value& spec) {
@@ -213,6 +215,30 @@ TEST(PreferenceDevices, VideoType) {
        }) {
     SCOPED_TRACE(std::string(c.preference) + " / " + std::string(c.vmi_devices));
     const json::Document spec = applied(c.preference, R"({"domain":{"devices":)" + std::string(c.vmi_devices) + "}}");
+    EXPECT_TRUE(json_equals(devices_of(spec), c.expected));
+  }
+}
+
+// v1.8 (device.go at v1.8.2): no preferredVideoType, and the panic device model only fills the
+// devices the VM has.
+TEST(PreferenceDevices, AtV18NoVideoTypeAndNoPanicDeviceCreated) {
+  struct Case {
+    std::string_view preference;
+    std::string_view vmi_devices;
+    std::string_view expected;
+  };
+  for (const Case& c : {
+           Case{R"({"devices":{"preferredVideoType":"virtio"}})", R"({})", R"({})"},
+           Case{R"({"devices":{"preferredVideoType":"virtio"}})", R"({"video":{}})", R"({"video":{}})"},
+           Case{R"({"devices":{"preferredPanicDeviceModel":"hyperv"}})", R"({})", R"({})"},
+           Case{R"({"devices":{"preferredPanicDeviceModel":"hyperv"}})", R"({"panicDevices":[]})",
+                R"({"panicDevices":[]})"},
+           Case{R"({"devices":{"preferredPanicDeviceModel":"isa"}})", R"({"panicDevices":[{},{"model":"hyperv"}]})",
+                R"({"panicDevices":[{"model":"isa"},{"model":"hyperv"}]})"},
+       }) {
+    SCOPED_TRACE(std::string(c.preference) + " / " + std::string(c.vmi_devices));
+    const json::Document spec =
+        applied(c.preference, R"({"domain":{"devices":)" + std::string(c.vmi_devices) + "}}", Release::v1_8);
     EXPECT_TRUE(json_equals(devices_of(spec), c.expected));
   }
 }

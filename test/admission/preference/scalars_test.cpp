@@ -72,16 +72,29 @@ TEST(PreferenceScalars, ArchitectureNotAppliedWhenNilOrEmpty) {
 }
 
 // launchsecurity_test.go (preference-only rows; the instancetype rows are in instancetype/apply_test.cpp).
+void launch_security_at_main(const json::Value& preference, json::Value& spec, json::Allocator& allocator) {
+  apply_launch_security(preference, spec, allocator, Release::main);
+}
+
 TEST(PreferenceScalars, LaunchSecurityOnlyWhenNil) {
-  EXPECT_TRUE(json_equals(applied(apply_launch_security, R"({})", R"({"domain":{}})"), R"({"domain":{}})"));
+  EXPECT_TRUE(json_equals(applied(launch_security_at_main, R"({})", R"({"domain":{}})"), R"({"domain":{}})"));
   EXPECT_TRUE(json_equals(
-      applied(apply_launch_security, R"({"preferredLaunchSecurity":{"sev":{"policy":{}}}})", R"({"domain":{}})"),
+      applied(launch_security_at_main, R"({"preferredLaunchSecurity":{"sev":{"policy":{}}}})", R"({"domain":{}})"),
       R"({"domain":{"launchSecurity":{"sev":{"policy":{}}}}})"));
-  EXPECT_TRUE(json_equals(applied(apply_launch_security, R"({})", R"({"domain":{"launchSecurity":{"sev":{}}}})"),
+  EXPECT_TRUE(json_equals(applied(launch_security_at_main, R"({})", R"({"domain":{"launchSecurity":{"sev":{}}}})"),
                           R"({"domain":{"launchSecurity":{"sev":{}}}})"));
-  EXPECT_TRUE(json_equals(applied(apply_launch_security, R"({"preferredLaunchSecurity":{"sev":{"policy":{}}}})",
+  EXPECT_TRUE(json_equals(applied(launch_security_at_main, R"({"preferredLaunchSecurity":{"sev":{"policy":{}}}})",
                                   R"({"domain":{"launchSecurity":{"sev":{}}}})"),
                           R"({"domain":{"launchSecurity":{"sev":{}}}})"));
+}
+
+// v1.8 has no preferredLaunchSecurity (PR #17551 came after it).
+TEST(PreferenceScalars, LaunchSecurityNotAtV18) {
+  const auto at_v18 = [](const json::Value& preference, json::Value& spec, json::Allocator& allocator) {
+    apply_launch_security(preference, spec, allocator, Release::v1_8);
+  };
+  EXPECT_TRUE(json_equals(applied(at_v18, R"({"preferredLaunchSecurity":{"sev":{"policy":{}}}})", R"({"domain":{}})"),
+                          R"({"domain":{}})"));
 }
 
 // annotations.go: a key is added only when absent; never a conflict.

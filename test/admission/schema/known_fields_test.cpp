@@ -12,10 +12,10 @@ namespace {
 
 using testing::parse;
 
-std::vector<std::string> messages(KnownFieldsKind kind, const char* text) {
+std::vector<std::string> messages(KnownFieldsKind kind, const char* text, Release release = Release::main) {
   static const KnownFields known;
   std::vector<std::string> out;
-  for (const FieldError& error : known.check(kind, parse(text))) {
+  for (const FieldError& error : known.check(kind, parse(text), release)) {
     out.push_back(error.message);
   }
   return out;
@@ -50,6 +50,16 @@ TEST(KnownFields, EachSpecHasItsOwnMembers) {
   EXPECT_EQ(messages(KnownFieldsKind::virtual_machine,
                      R"({"spec": {"domain": {}, "template": {"spec": {"domain": {"devices": {}}}}}})"),
             Messages{"spec.domain in body is a forbidden property"});
+}
+
+// v1.8's API (api/core/v1 at v1.8.2) has neither spec.serviceAccountName nor interfaces[].portRanges.
+TEST(KnownFields, MembersAddedAfterV18AreUnknownAtV18) {
+  const char* vmi = R"({"spec": {"serviceAccountName": "sa", "domain": {"devices": {"interfaces": [
+      {"name": "default", "masquerade": {}, "portRanges": [{"protocol": "TCP", "start": 1, "end": 2}]}]}}}})";
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance, vmi), Messages{});
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance, vmi, Release::v1_8),
+            (Messages{"spec.serviceAccountName in body is a forbidden property",
+                      "spec.domain.devices.interfaces.portRanges in body is a forbidden property"}));
 }
 
 TEST(KnownFields, ListItemsAndMapValuesAreFollowedMapKeysAreFree) {

@@ -78,6 +78,17 @@ TEST(ServeOptions, EverythingSet) {
   EXPECT_EQ(options->kubevirt_namespace, "kv");
 }
 
+TEST(ServeOptions, KubeVirtVersion) {
+  Result<ServeOptions> defaults = parse({});
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  EXPECT_FALSE(defaults->release.has_value());
+  Result<ServeOptions> main = parse({"--kubevirt-version=main"});
+  ASSERT_TRUE(main.ok()) << main.error().message;
+  EXPECT_EQ(main->release, admission::Release::main);
+  EXPECT_EQ(error_of({"--kubevirt-version", "1.9"}),
+            "--kubevirt-version: KubeVirt version \"1.9\" is not supported (supported: v1.8, main)");
+}
+
 // No launcher identity is trusted with VMI status any more (vmgate-node reports it as
 // kubevirt-handler): the option is gone, not ignored.
 TEST(ServeOptions, NoLauncherServiceAccount) {

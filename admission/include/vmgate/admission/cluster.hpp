@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "vmgate/admission/release.hpp"
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/result.hpp"
 
@@ -69,6 +70,11 @@ struct ClusterConfig {
   /// Why the KubeVirt CR's configuration was not applied (KubeVirt's validateConfig message), or
   /// empty. When set, every other member holds the defaults, as on a cluster with that CR.
   std::string ignored_configuration;
+  /// The KubeVirt release the rules judge as: --kubevirt-version when given (Pipeline pins it),
+  /// else the release status.observedKubeVirtVersion names, else the newest supported one.
+  Release release = newest_release;
+  ReleaseSource release_source = ReleaseSource::newest;
+  std::string observed_kubevirt_version;  // status.observedKubeVirtVersion as the CR says it
 
   /// Machine type for an architecture: the deprecated machineType, else architectureConfiguration,
   /// else the per-arch default (amd64 q35, arm64 virt, s390x s390-ccw-virtio).

@@ -10,6 +10,7 @@
 
 #include "vmgate/admission/cluster.hpp"
 #include "vmgate/admission/field_error.hpp"
+#include "vmgate/admission/release.hpp"
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/result.hpp"
 
@@ -56,7 +57,10 @@ struct Outcome {
 
 class Pipeline {
  public:
+  /// Judges as the release each cluster view's configuration names (ClusterConfig::release).
   Pipeline();
+  /// Judges as `release` whatever the cluster reports (--kubevirt-version); nullopt as Pipeline().
+  explicit Pipeline(std::optional<Release> release);
   ~Pipeline();
   Pipeline(Pipeline&&) noexcept;
   Pipeline& operator=(Pipeline&&) noexcept;

@@ -4,11 +4,13 @@
 // plan while it holds the Lease (when one is named). SIGTERM or SIGINT: stop, release the
 // Lease, exit 0.
 #include <chrono>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "vmgate/admission/release.hpp"
 #include "vmgate/common/result.hpp"
 #include "vmgate/controller/controller_pod.hpp"
 
@@ -24,6 +26,7 @@ struct ControllerOptions {
   std::string launcher_image = "vmgate-launcher:latest";
   ContainerDiskDelivery container_disk_delivery = ContainerDiskDelivery::copy;
   bool use_emulation = false;
+  std::optional<admission::Release> release;  // --kubevirt-version; nullopt: the KubeVirt CR's
   std::chrono::milliseconds resync{30000};
   std::chrono::seconds lease_duration{15};
   bool help = false;

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vmgate/admission/release.hpp"
 #include "vmgate/common/result.hpp"
 #include "vmgate/launcher/converter.hpp"
 
@@ -19,6 +20,7 @@ struct LauncherOptions {
   std::string vm_file;
   std::vector<std::string> objects;
   std::string namespace_name = "default";
+  std::optional<admission::Release> release;  // --kubevirt-version; nullopt: the KubeVirt CR's
   bool print_xml = false;
   /// Empty: qemu:///embed?root=<root>.
   std::string connect;

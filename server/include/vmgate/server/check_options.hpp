@@ -1,11 +1,13 @@
 #pragma once
 // The command line of `vmgate check` (docs/webhook.md, "vmgate check command line"). Pure; thread-safe.
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "vmgate/admission/pipeline.hpp"
+#include "vmgate/admission/release.hpp"
 #include "vmgate/common/result.hpp"
 #include "vmgate/server/kubectl_plugin.hpp"
 
@@ -25,7 +27,8 @@ struct CheckOptions {
   // context's namespace when it names one, as `kubectl apply` places them.
   bool namespace_from_context = false;
   OutputFormat output = OutputFormat::text;
-  bool help = false;  // -h/--help: print check_usage() and do nothing else
+  std::optional<admission::Release> release;  // --kubevirt-version; nullopt: as the cluster says
+  bool help = false;                          // -h/--help: print check_usage() and do nothing else
 };
 
 /// Parses the arguments that follow `check`. Options take their value as the next argument,

@@ -4,11 +4,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "vmgate/admission/release.hpp"
 #include "vmgate/common/result.hpp"
 
 namespace vmgate::serve {
@@ -40,6 +42,8 @@ struct ServeOptions {
   std::chrono::milliseconds watch_idle{150000};         // a silent watch is restarted after this
   /// KubeVirt's namespace: its service accounts there count as KubeVirt itself.
   std::string kubevirt_namespace = "kubevirt";
+  /// --kubevirt-version: the release to judge as; nullopt: the KubeVirt CR's, else the newest.
+  std::optional<admission::Release> release;
   unsigned threads = 0;                            // 0: one per CPU this process may run on
   std::chrono::milliseconds watch_interval{1000};  // how often files are checked for changes
   std::chrono::milliseconds shutdown_delay{5000};  // not ready, still serving, after SIGTERM

@@ -22,8 +22,9 @@ void set_vm_architecture(json::Value& vm, std::string_view namespace_name, const
 /// spec.template.spec.domain.machine.type when empty: the cluster's type for the arch.
 void set_vm_machine_type(json::Value& vm, const ClusterConfig& config, json::Allocator& allocator);
 
-/// pkg/defaults SupportsPCIeHotplug: amd64/arm64 (or unset) with a q35/virt machine type.
-bool supports_pcie_hotplug(const json::Value& vmi_spec);
+/// pkg/defaults SupportsPCIeHotplug: amd64/arm64 (or unset) with a q35/virt machine type; at
+/// v1.8 any machine type (PR #17029 added the machine type after it).
+bool supports_pcie_hotplug(const json::Value& vmi_spec, Release release = newest_release);
 /// metadata.annotations["kubevirt.io/pci-topology-version"] = "v3" when absent.
 void set_pci_topology_version(json::Value& metadata, json::Allocator& allocator);
 

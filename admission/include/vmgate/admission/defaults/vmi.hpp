@@ -30,8 +30,9 @@ void set_default_volume_disks(json::Value& vmi_spec, json::Allocator& allocator)
 void set_object_defaults(json::Value& vmi_spec, std::string_view uuid_seed, json::Allocator& allocator);
 
 /// Per-architecture defaults: amd64 sata buses and i6300esb watchdog action; arm64 EFI
-/// (secureBoot false), host-passthrough and virtio buses; s390x virtio buses.
-void set_arch_defaults(json::Value& vmi_spec, json::Allocator& allocator);
+/// (secureBoot false), host-passthrough and virtio buses; s390x virtio buses. At v1.8 secureBoot
+/// false only on the EFI bootloader it creates, not on one the VMI gives.
+void set_arch_defaults(json::Value& vmi_spec, json::Allocator& allocator, Release release = newest_release);
 
 /// LiveUpdate rollout: cpu.maxSockets and, when memory hotplug is possible, memory.maxGuest.
 void set_hotplug_defaults(json::Value& vmi_spec, const ClusterConfig& config, json::Allocator& allocator);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "vmgate/admission/field_error.hpp"
+#include "vmgate/admission/release.hpp"
 #include "vmgate/common/json.hpp"
 
 namespace vmgate::admission::instancetype {
@@ -45,9 +46,9 @@ std::vector<std::string> apply(const json::Value& instancetype, const json::Valu
 ErrorList conflict_causes(const std::vector<std::string>& conflicts);
 
 /// apply(), then the preference if there was no conflict (pkg/instancetype/apply/vmi.go).
-/// Either spec may be null.
+/// Either spec may be null. `release`: the preference fields that release applies.
 std::vector<std::string> apply_with_preference(const json::Value* instancetype, const json::Value* preference,
                                                json::Value& vmi_spec, json::Value& metadata, std::string_view base,
-                                               json::Allocator& allocator);
+                                               json::Allocator& allocator, Release release = newest_release);
 
 }  // namespace vmgate::admission::instancetype

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "vmgate/admission/field_error.hpp"
+#include "vmgate/admission/release.hpp"
 #include "vmgate/common/json.hpp"
 
 namespace vmgate::admission {
@@ -29,7 +30,8 @@ class KnownFields {
   /// FieldValueForbidden for every member no definition declares, then FieldValueRequired
   /// for every required member missing (absent or null), object by object in document order
   /// (KubeVirt's order within an object). Never throws for any input value. Thread-safe (const).
-  [[nodiscard]] ErrorList check(KnownFieldsKind kind, const json::Value& object) const;
+  [[nodiscard]] ErrorList check(KnownFieldsKind kind, const json::Value& object,
+                                Release release = newest_release) const;
 
  private:
   struct Tree;

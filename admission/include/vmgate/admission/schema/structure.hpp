@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "vmgate/admission/field_error.hpp"
+#include "vmgate/admission/release.hpp"
 #include "vmgate/common/json.hpp"
 
 namespace vmgate::admission {
@@ -58,7 +59,8 @@ class StructureValidator {
   /// Never throws for any input value (non-objects, huge strings, deep nesting); an internal
   /// failure is reported as one FieldValueInvalid error with an empty field path.
   /// Thread-safety: const and re-entrant; one validator may be used by many threads at once.
-  [[nodiscard]] ErrorList validate(StructureKind kind, const json::Value& object) const;
+  [[nodiscard]] ErrorList validate(StructureKind kind, const json::Value& object,
+                                   Release release = newest_release) const;
 
  private:
   struct Schemas;

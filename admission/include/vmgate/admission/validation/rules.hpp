@@ -73,8 +73,9 @@ ErrorList validate_eviction_strategy(const json::Value& spec, const FieldPath& p
 ErrorList validate_sound(const json::Value& spec, const FieldPath& path);
 /// cpu.sockets at most cpu.maxSockets (when set).
 ErrorList validate_cpu_hotplug(const json::Value& spec, const FieldPath& path);
-/// A video device with autoattachGraphicsDevice false.
-ErrorList validate_video(const json::Value& spec, const FieldPath& path);
+/// A video device needs the VideoConfig feature gate (GA after v1.8), and
+/// autoattachGraphicsDevice not false.
+ErrorList validate_video(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// CREATE: a discontinued feature gate (Passt, Macvtap) listed in the KubeVirt CR while the spec
 /// uses its API; causes without a field.
 ErrorList validate_discontinued_feature_gates(const json::Value& spec, const ClusterConfig& config);
@@ -115,7 +116,8 @@ ErrorList validate_virtiofs_storage(const json::Value& spec, const FieldPath& pa
 ErrorList validate_reboot_policy(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// memory.reservedOverhead needs the ReservedOverheadMemlock feature gate.
 ErrorList validate_reserved_overhead(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
-/// panicDevices: none on s390x, model hyperv, isa or pvpanic.
+/// panicDevices: the PanicDevices feature gate (GA after v1.8; only that cause without it), none
+/// on s390x, model hyperv, isa or pvpanic.
 ErrorList validate_panic_devices(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// serviceAccountName: a DNS subdomain, the same account as any serviceAccount volume.
 ErrorList validate_service_account_name(const json::Value& spec, const FieldPath& path);
