@@ -263,11 +263,12 @@ struct StringField {
 std::optional<Error> read_strings(const json::Value& object, std::string_view base,
                                   std::initializer_list<StringField> fields) {
   for (const StringField& field : fields) {
-    Result<std::string_view> value = string_member(object, field.key, std::string(base) + "." + std::string(field.key));
+    // The field's path is spelt out only for the error: most reviews have none.
+    json::Field<std::string_view> value = json::read_string(object, field.key);
     if (!value) {
-      return value.error();
+      return wrong_type(std::string(base) + "." + std::string(field.key), value.error());
     }
-    *field.target = *value;
+    *field.target = value->value_or(std::string_view{});
   }
   return std::nullopt;
 }
