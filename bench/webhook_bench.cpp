@@ -47,6 +47,9 @@ void review(benchmark::State& state, vmgate::webhook::Endpoint endpoint, const s
 void review_mutate_small(benchmark::State& state) {
   review(state, vmgate::webhook::Endpoint::vm_mutate, "small");
 }
+void review_mutate_medium(benchmark::State& state) {
+  review(state, vmgate::webhook::Endpoint::vm_mutate, "medium");
+}
 void review_mutate_large(benchmark::State& state) {
   review(state, vmgate::webhook::Endpoint::vm_mutate, "large");
 }
@@ -57,5 +60,6 @@ void review_validate_small(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(review_mutate_small)->Unit(benchmark::kMicrosecond);
+BENCHMARK(review_mutate_medium)->Unit(benchmark::kMicrosecond);
 BENCHMARK(review_mutate_large)->Unit(benchmark::kMicrosecond);
 BENCHMARK(review_validate_small)->Unit(benchmark::kMicrosecond);

@@ -70,7 +70,8 @@ MutationOutcome mutated(const json::Value& original, json::Document document) {
 
 json::Document copy_of(const json::Value& value) {
   json::Document document;
-  document.CopyFrom(value, document.GetAllocator());
+  json::Value copied = json::copy(value, document.GetAllocator());
+  static_cast<json::Value&>(document).Swap(copied);
   return document;
 }
 

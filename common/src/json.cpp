@@ -10,14 +10,29 @@ void rapidjson_assertion_failed(const char* expression) {
 
 namespace vmgate::json {
 
+namespace {
+
+// Text equality that first compares addresses: json::copy shares its original's decoded
+// strings, so comparing a copy with its original mostly needs no byte compare at all.
+bool same_text(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.data() == b.data() || a == b);
+}
+
+}  // namespace
+
 const Value* find(const Value& object, std::string_view key) {
   if (!object.IsObject()) {
     return nullptr;
   }
-  // A linear scan with string_view compare: objects here are small and this avoids
-  // building a GenericValue for the key.
+  // A linear scan: objects here are small and this avoids building a GenericValue for the key.
+  // Length and first byte decide most mismatches without a call to memcmp.
+  const std::size_t length = key.size();
   for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
-    if (as_view(it->name) == key) {
+    if (it->name.GetStringLength() != length) {
+      continue;
+    }
+    const char* name = it->name.GetString();
+    if (length == 0 || (name[0] == key[0] && std::string_view(name, length) == key)) {
       return &it->value;
     }
   }
@@ -139,12 +154,35 @@ Value make_string(std::string_view text, Allocator& allocator) {
                       : Value(text.data(), static_cast<rapidjson::SizeType>(text.size()), allocator);
 }
 
-Value copy(const Value& value, Allocator& allocator) {
-  return Value(value, allocator);
-}
-
 std::string_view as_view(const Value& string_value) {
   return {string_value.GetString(), string_value.GetStringLength()};
+}
+
+// Strings the value only refers to (those json::parse_json_in_place decoded, RapidJSON's const
+// strings) are shared, not copied, as RapidJSON's own copy does.
+Value copy(const Value& value, Allocator& allocator) {
+  // Containers member by member rather than RapidJSON 1.1.0's copy constructor, which replays
+  // the value as SAX events into a temporary Document (its own heap stack, a push and pop per
+  // node). Scalars and strings through that constructor: const strings stay shared.
+  switch (value.GetType()) {
+    case rapidjson::kObjectType: {
+      Value out(rapidjson::kObjectType);
+      for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+        out.AddMember(Value(it->name, allocator), copy(it->value, allocator), allocator);
+      }
+      return out;
+    }
+    case rapidjson::kArrayType: {
+      Value out(rapidjson::kArrayType);
+      out.Reserve(value.Size(), allocator);
+      for (const Value& element : value.GetArray()) {
+        out.PushBack(copy(element, allocator), allocator);
+      }
+      return out;
+    }
+    default:
+      return Value(value, allocator);
+  }
 }
 
 std::string_view type_name(const Value& value) {
@@ -192,7 +230,7 @@ bool equal(const Value& a, const Value& b) {
     case rapidjson::kTrueType:
       return true;
     case rapidjson::kStringType:
-      return as_view(a) == as_view(b);
+      return same_text(as_view(a), as_view(b));
     case rapidjson::kArrayType: {
       if (a.Size() != b.Size()) {
         return false;
@@ -208,8 +246,12 @@ bool equal(const Value& a, const Value& b) {
       if (a.MemberCount() != b.MemberCount()) {
         return false;
       }
-      for (auto it = a.MemberBegin(); it != a.MemberEnd(); ++it) {
-        const Value* other = find(b, as_view(it->name));
+      for (rapidjson::SizeType i = 0; i < a.MemberCount(); ++i) {
+        const auto it = a.MemberBegin() + i;
+        // Same position first: a copy keeps its original's member order.
+        const auto same_place = b.MemberBegin() + i;
+        const Value* other =
+            same_text(as_view(same_place->name), as_view(it->name)) ? &same_place->value : find(b, as_view(it->name));
         if (other == nullptr || !equal(it->value, *other)) {
           return false;
         }

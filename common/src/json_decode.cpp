@@ -10,6 +10,7 @@
 #include <charconv>
 #include <limits>
 #include <system_error>
+#include <type_traits>
 #include <cstring>
 #include <cstdint>
 #include <memory>
@@ -174,7 +175,11 @@ class CheckingHandler {
         stream_(stream),
         text_(text),
         max_depth_(max_depth),
-        may_decode_surrogates_(text.find("\\u") != std::string_view::npos) {}
+        may_decode_surrogates_(text.find("\\u") != std::string_view::npos) {
+    if constexpr (keys_stay_in_place) {
+      in_place_base_ = stream.src_;
+    }
+  }
 
   bool Null() {
     begin_value();
@@ -263,8 +268,12 @@ class CheckingHandler {
       return false;
     }
     frame.key_index = keys_.size();
-    keys_.push_back(KeyRef{key_bytes_.size(), key.size()});
-    key_bytes_.append(key);
+    if constexpr (keys_stay_in_place) {
+      keys_.push_back(KeyRef{static_cast<std::size_t>(str - in_place_base_), key.size()});
+    } else {
+      keys_.push_back(KeyRef{key_bytes_.size(), key.size()});
+      key_bytes_.append(key);
+    }
     return document_.Key(str, length, copy);
   }
 
@@ -288,7 +297,12 @@ class CheckingHandler {
   std::string take_failure_message() { return std::move(failure_message_); }
 
  private:
-  // A key of an open object: its bytes in key_bytes_.
+  // Parsing in place, a key's decoded bytes stay where the parser wrote them (its write position
+  // only moves forward), so only a copying stream (whose strings live in a scratch buffer) has
+  // the keys copied into key_bytes_.
+  static constexpr bool keys_stay_in_place = std::is_same_v<Stream, rapidjson::InsituStringStream>;
+
+  // A key of an open object: its bytes in the in-place buffer or in key_bytes_.
   struct KeyRef {
     std::size_t offset;
     std::size_t length;
@@ -312,6 +326,9 @@ class CheckingHandler {
 
   [[nodiscard]] std::string_view key_at(std::size_t index) const {
     const KeyRef& ref = keys_[index];
+    if constexpr (keys_stay_in_place) {
+      return {in_place_base_ + ref.offset, ref.length};
+    }
     return std::string_view(key_bytes_).substr(ref.offset, ref.length);
   }
 
@@ -407,6 +424,7 @@ class CheckingHandler {
   std::vector<Frame> frames_;
   std::vector<KeyRef> keys_;
   std::string key_bytes_;
+  const char* in_place_base_ = nullptr;  // the in-place buffer's first byte (keys_stay_in_place)
   std::size_t failure_offset_ = 0;
   std::string failure_message_;
 };

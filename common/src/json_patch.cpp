@@ -15,6 +15,12 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // diff
 
+// Text equality that first compares addresses: the mutated object is a json::copy of the
+// original, which shares the original's decoded strings, so most compares need no byte compare.
+bool same_text(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.data() == b.data() || a == b);
+}
+
 // Member lookup by key. json::find is a linear scan, which makes a per-key diff of two large
 // objects quadratic; beyond a few dozen members a hash index pays for itself.
 class MemberIndex {
@@ -51,6 +57,10 @@ class Differ {
       object(from, to);
     } else if (from.IsArray() && to.IsArray()) {
       array(from, to);
+    } else if (from.IsString() && to.IsString()) {
+      if (!same_text(as_view(from), as_view(to))) {
+        emit("replace", &to);
+      }
     } else if (!equal(from, to)) {
       emit("replace", &to);
     }
@@ -68,7 +78,7 @@ class Differ {
       const auto member = from.MemberBegin() + i;
       const std::string_view key = as_view(member->name);
       const Value* target = nullptr;
-      if (i < to_count && as_view((to.MemberBegin() + i)->name) == key) {
+      if (i < to_count && same_text(as_view((to.MemberBegin() + i)->name), key)) {
         target = &(to.MemberBegin() + i)->value;
       } else {
         if (!to_index) {
@@ -88,7 +98,7 @@ class Differ {
     for (rapidjson::SizeType i = 0; i < to_count; ++i) {
       const auto member = to.MemberBegin() + i;
       const std::string_view key = as_view(member->name);
-      if (i < from_count && as_view((from.MemberBegin() + i)->name) == key) {
+      if (i < from_count && same_text(as_view((from.MemberBegin() + i)->name), key)) {
         continue;  // matched in place above
       }
       if (!from_index) {

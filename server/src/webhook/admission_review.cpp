@@ -27,17 +27,38 @@ constexpr std::string_view kKind = "AdmissionReview";
 // ---------------------------------------------------------------- writing
 
 // RapidJSON output stream appending to a std::string: the answer is built in place, without
-// the intermediate StringBuffer copy.
+// the intermediate StringBuffer copy. As with RapidJSON's own StringBuffer, the Writer reserves
+// room for a whole token (PutReserve) and then stores each character unchecked (PutUnsafe)
+// instead of a push_back per character; finish() drops the unused reserve.
 class StringSink {
  public:
   using Ch = char;
-  explicit StringSink(std::string& out) : out_(&out) {}
-  void Put(char c) { out_->push_back(c); }
+  explicit StringSink(std::string& out) : out_(&out), used_(out.size()) {}
+  void Put(char c) {
+    reserve(1);
+    put_unchecked(c);
+  }
   void Flush() {}
+  void reserve(std::size_t count) {
+    if (out_->size() - used_ < count) {
+      out_->resize(std::max(used_ + count, 2 * out_->size()));
+    }
+  }
+  void put_unchecked(char c) { (*out_)[used_++] = c; }
+  void finish() { out_->resize(used_); }
 
  private:
   std::string* out_;
+  std::size_t used_;
 };
+
+// Found by argument-dependent lookup from RapidJSON's Writer, ahead of its generic templates.
+void PutReserve(StringSink& sink, std::size_t count) {
+  sink.reserve(count);
+}
+void PutUnsafe(StringSink& sink, char c) {
+  sink.put_unchecked(c);
+}
 
 using Writer = rapidjson::Writer<StringSink>;
 
@@ -76,6 +97,7 @@ std::string quoted(std::string_view text) {
   StringSink sink(out);
   Writer writer(sink);
   write_string(writer, text);
+  sink.finish();
   if (cut) {
     out.insert(out.size() - 1, "...");
   }
@@ -94,6 +116,7 @@ std::string encode_status(int code, std::string_view message) {
   write_member(writer, "message", message);
   write_member(writer, "code", code);
   writer.EndObject();
+  sink.finish();
   return out;
 }
 
@@ -162,6 +185,7 @@ std::string encode_review(std::string_view uid, const admission::Verdict& verdic
   }
   writer.EndObject();
   writer.EndObject();
+  sink.finish();
   return out;
 }
 
@@ -239,11 +263,12 @@ struct StringField {
 std::optional<Error> read_strings(const json::Value& object, std::string_view base,
                                   std::initializer_list<StringField> fields) {
   for (const StringField& field : fields) {
-    Result<std::string_view> value = string_member(object, field.key, std::string(base) + "." + std::string(field.key));
+    // The field's path is spelt out only for the error: most reviews have none.
+    json::Field<std::string_view> value = json::read_string(object, field.key);
     if (!value) {
-      return value.error();
+      return wrong_type(std::string(base) + "." + std::string(field.key), value.error());
     }
-    *field.target = *value;
+    *field.target = value->value_or(std::string_view{});
   }
   return std::nullopt;
 }

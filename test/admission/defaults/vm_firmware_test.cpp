@@ -3,6 +3,8 @@
 // always gets the same answer.
 #include <gtest/gtest.h>
 
+#include <boost/uuid/name_generator_sha1.hpp>
+#include <boost/uuid/uuid_io.hpp>
 #include <string>
 
 #include "support/json_test_support.hpp"
@@ -37,6 +39,19 @@ TEST(DefaultsVmFirmware, NameBasedUuidIsVersion5InVmgatesNamespace) {
   EXPECT_EQ(name_based_uuid("hello"), name_based_uuid("hello"));
   EXPECT_NE(name_based_uuid("hello"), name_based_uuid("hello!"));
   EXPECT_TRUE(looks_like_v5_uuid(name_based_uuid("")));
+}
+
+TEST(DefaultsVmFirmware, NameBasedUuidAgreesWithBoostAcrossBlockBoundaries) {
+  // vmgate's own SHA-1 against Boost's, for names that end anywhere in the first three blocks
+  // (the namespace takes 16 bytes; the padding needs 9 more).
+  const boost::uuids::uuid vmgate_namespace{
+      {0x6c, 0x1e, 0x4f, 0x8a, 0x3b, 0x52, 0x5d, 0x7e, 0x9a, 0x0f, 0x2d, 0x61, 0x4b, 0x83, 0xc5, 0x17}};
+  const boost::uuids::name_generator_sha1 generate(vmgate_namespace);
+  std::string name;
+  for (int length = 0; length <= 200; ++length) {
+    EXPECT_EQ(name_based_uuid(name), boost::uuids::to_string(generate(name.data(), name.size()))) << length;
+    name += static_cast<char>('a' + length % 26);
+  }
 }
 
 TEST(DefaultsVmFirmware, FillsUuidAndSerialFromMetadataUid) {
