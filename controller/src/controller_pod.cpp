@@ -960,7 +960,9 @@ Result<json::Document> launcher_pod(const json::Value& vmi, const PodSettings& s
       }
       json::set(entry, "persistentVolumeClaim", std::move(source), a);
       volumes.PushBack(entry, a);
-      if (settings.block_claims.count(namespace_name + "/" + claim) != 0) {
+      std::string claim_key = namespace_name;
+      claim_key.append("/").append(claim);
+      if (settings.block_claims.count(claim_key) != 0) {
         mount(devices, volume_name, std::string(pod_paths::block_device_dir) + "/" + volume_name, false, "devicePath");
       } else {
         mount(mounts, volume_name, std::string(pod_paths::pvc_dir) + "/" + volume_name, claim_read_only);
