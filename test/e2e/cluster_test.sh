@@ -6,7 +6,7 @@
 # apply as its VM, inferFromVolume through a PVC and a DataSource, an update of the instancetype
 # reference, the watch cache surviving an apiserver restart and a stalled apiserver, the RBAC of
 # manifests/rbac, bad credentials and endpoints reported on /readyz, `vmgate check --kubeconfig`
-# and `vmgate-launcher` on a VMI as stored.
+# and `vmgate-launcher` on a VMI as stored; the KubeVirt release read from the KubeVirt CR.
 # Usage: test/e2e/cluster_test.sh   (after the build; VMGATE_SHARED_DIR defaults to ../shared)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -394,6 +394,54 @@ if [[ -x $launcher ]]; then
   check "vmgate-launcher takes the stored VMI as admitted" \
     bash -c "'$launcher' --vmi '$work/vmi-stored.json' --print-xml | grep -q '<name>team-a_vmi-e2e</name>'"
 fi
+
+# ---------------------------------------------------------------- the release the cluster runs
+# The KubeVirt CR in KubeVirt's namespace reports v1.8.2 (virt-operator's
+# status.observedKubeVirtVersion; the CRDs here are v1.8.2's too): vmgate serve judges as v1.8 from
+# then on, says so in a warning, and stores what `vmgate check --kubevirt-version v1.8` predicts.
+# A masquerade port of 65536 tells the two releases apart: v1.8.2 admits it, main refuses it.
+kubectl create namespace kubevirt >/dev/null
+kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: kubevirt.io/v1
+kind: KubeVirt
+metadata: {name: kubevirt, namespace: kubevirt}
+spec: {}
+EOF
+release_patch='{"status":{"observedKubeVirtVersion":"v1.8.2"}}'
+kubectl patch kubevirt kubevirt -n kubevirt --subresource=status --type merge -p "$release_patch" >/dev/null 2>&1 ||
+  kubectl patch kubevirt kubevirt -n kubevirt --type merge -p "$release_patch" >/dev/null
+cat >"$work/vm-port.yaml" <<'EOF'
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: vm-port, namespace: team-a}
+spec:
+  runStrategy: Halted
+  instancetype: {name: u1.medium}
+  preference: {name: fedora}
+  template:
+    spec:
+      domain:
+        devices:
+          interfaces: [{name: default, masquerade: {}, ports: [{port: 65536}]}]
+      networks: [{name: default, pod: {}}]
+EOF
+check_json "$work/vm-port.yaml" --kubevirt-version main >"$work/vm-port.main.json"
+check "as main, vmgate check refuses the port" \
+  test "$(json_field 'd["results"][0]["allowed"]' <"$work/vm-port.main.json")" = False
+check_json "$work/vm-port.yaml" --kubevirt-version v1.8 >"$work/vm-port.check.json"
+check "as v1.8, vmgate check admits it" \
+  test "$(json_field 'd["results"][0]["allowed"]' <"$work/vm-port.check.json")" = True
+judged_v18() { kubectl apply --dry-run=server -f "$work/vm-port.yaml" 2>&1 | grep -q 'judged as KubeVirt v1.8, the release the KubeVirt CR reports'; }
+check "vmgate serve reads the release from the KubeVirt CR and says so" wait_until 20 judged_v18
+check "kubectl apply of vm-port: admitted as v1.8.2 would" kubectl apply -f "$work/vm-port.yaml"
+kubectl get vm vm-port -n team-a -o json >"$work/vm-port.stored.json"
+check "the stored VM is what vmgate check --kubevirt-version v1.8 admitted" \
+  same_spec "$work/vm-port.stored.json" "$work/vm-port.check.json"
+# Back to the newest release for the rest of the test.
+kubectl delete kubevirt kubevirt -n kubevirt >/dev/null
+kubectl delete vm vm-port -n team-a >/dev/null
+judged_main() { ! kubectl apply --dry-run=server -f "$work/vm-port.yaml" >/dev/null 2>&1; }
+check "without the CR, main judges again (the port refused)" wait_until 20 judged_main
 
 # ---------------------------------------------------------------- RBAC: exactly what manifests/rbac grants
 kubectl apply -f manifests/rbac/vmgate-rbac.yaml >/dev/null
