@@ -30,6 +30,15 @@ std::string_view to_string(Release release) {
   return "main";
 }
 
+Status set_release_option(std::optional<Release>& target, std::string_view value) {
+  Result<Release> release = parse_release(value);
+  if (!release) {
+    return Error{"--kubevirt-version: " + release.error().message};
+  }
+  target = *release;
+  return Ok{};
+}
+
 std::string supported_release_list() {
   std::string list;
   for (Release release : supported_releases) {

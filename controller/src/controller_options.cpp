@@ -110,14 +110,8 @@ constexpr common::CommandSyntax<ControllerOptions> syntax{"controller", specs, f
 Status apply_option(ControllerOptions& options, Option option, std::string_view value) {
   const std::string text(value);
   switch (option) {
-    case Option::kubevirt_version: {
-      Result<admission::Release> release = admission::parse_release(text);
-      if (!release) {
-        return Error{"--kubevirt-version: " + release.error().message};
-      }
-      options.release = *release;
-      break;
-    }
+    case Option::kubevirt_version:
+      return admission::set_release_option(options.release, text);
     case Option::container_disk_delivery:
       if (text == "copy") {
         options.container_disk_delivery = ContainerDiskDelivery::copy;

@@ -410,21 +410,9 @@ EOF
 release_patch='{"status":{"observedKubeVirtVersion":"v1.8.2"}}'
 kubectl patch kubevirt kubevirt -n kubevirt --subresource=status --type merge -p "$release_patch" >/dev/null 2>&1 ||
   kubectl patch kubevirt kubevirt -n kubevirt --type merge -p "$release_patch" >/dev/null
-cat >"$work/vm-port.yaml" <<'EOF'
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: vm-port, namespace: team-a}
-spec:
-  runStrategy: Halted
-  instancetype: {name: u1.medium}
-  preference: {name: fedora}
-  template:
-    spec:
-      domain:
-        devices:
-          interfaces: [{name: default, masquerade: {}, ports: [{port: 65536}]}]
-      networks: [{name: default, pod: {}}]
-EOF
+sed -e 's/name: vm-ok,/name: vm-port,/' \
+  -e '/disks: \[{name: root, disk: {}}\]/a\          interfaces: [{name: default, masquerade: {}, ports: [{port: 65536}]}]' \
+  -e '/^      volumes:/i\      networks: [{name: default, pod: {}}]' "$work/vm-ok.yaml" >"$work/vm-port.yaml"
 check_json "$work/vm-port.yaml" --kubevirt-version main >"$work/vm-port.main.json"
 check "as main, vmgate check refuses the port" \
   test "$(json_field 'd["results"][0]["allowed"]' <"$work/vm-port.main.json")" = False

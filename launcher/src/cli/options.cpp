@@ -113,14 +113,8 @@ Status apply_option(LauncherOptions& options, Option option, std::string_view te
         return Error{"--emulation must be auto, software or kvm, not \"" + value + "\""};
       }
       break;
-    case Option::kubevirt_version: {
-      Result<admission::Release> release = admission::parse_release(value);
-      if (!release) {
-        return Error{"--kubevirt-version: " + release.error().message};
-      }
-      options.release = *release;
-      break;
-    }
+    case Option::kubevirt_version:
+      return admission::set_release_option(options.release, value);
     case Option::ovmf_code:
       options.firmware.efi_code = value;
       break;

@@ -208,14 +208,11 @@ Result<CheckOptions> parse_check_options(std::span<const std::string_view> args,
           return Error{"-o must be text, json or yaml, not \"" + std::string(value) + "\""};
         }
         break;
-      case Option::kubevirt_version: {
-        Result<admission::Release> release = admission::parse_release(value);
-        if (!release) {
-          return Error{"--kubevirt-version: " + release.error().message};
+      case Option::kubevirt_version:
+        if (Status set = admission::set_release_option(result.release, value); !set) {
+          return set.error();
         }
-        result.release = *release;
         break;
-      }
       case Option::help:
         result.help = true;
         break;

@@ -259,14 +259,8 @@ Status apply_option(ServeOptions& options, Option option, std::string_view value
       options.max_body_memory = *bytes;
       break;
     }
-    case Option::kubevirt_version: {
-      Result<admission::Release> release = admission::parse_release(text);
-      if (!release) {
-        return Error{"--kubevirt-version: " + release.error().message};
-      }
-      options.release = *release;
-      break;
-    }
+    case Option::kubevirt_version:
+      return admission::set_release_option(options.release, text);
     case Option::access_log:
       if (text != "true" && text != "false") {
         return Error{"--access-log: \"" + text + "\" is not true or false"};

@@ -4,6 +4,7 @@
 // behaviour differs between releases asks ClusterConfig::release which one it judges as.
 // Pure; thread-safe.
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,10 @@ std::string supported_release_list();
 /// "v1.8.0-rc.1". Errors: an empty, malformed or unsupported version, in words that list the
 /// supported releases.
 Result<Release> parse_release(std::string_view text);
+
+/// `--kubevirt-version VALUE` of any command: `target` set to the release, or an error naming the
+/// option (parse_release()'s words after "--kubevirt-version: ").
+Status set_release_option(std::optional<Release>& target, std::string_view value);
 
 /// The supported release closest to a version parse_release() refuses: the oldest one for an older
 /// release ("v1.6.3"), the newest for anything else (a newer release, a development build).
