@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 
+#include "support/apply_patch.hpp"
 #include "support/json_test_support.hpp"
 #include "vmgate/admission/cluster.hpp"
 #include "vmgate/admission/pipeline.hpp"
@@ -138,6 +139,18 @@ struct World {
               json::erase(found->second, "status");
             }
             merge(found->second, action.body, found->second.GetAllocator());
+          }
+          break;
+        }
+        case ActionKind::patch_vm_spec: {
+          auto found = objects.find(key);
+          if (found != objects.end()) {
+            Result<json::Document> patched = testing::apply_patch(found->second, action.body);
+            if (patched) {
+              found->second = std::move(patched.value());
+            } else {
+              ++conflicts;  // a failed test: 422
+            }
           }
           break;
         }
