@@ -365,8 +365,8 @@ bool status_differs(const json::Value& vm, const json::Value& wanted) {
   if (current == nullptr) {
     return true;
   }
-  if (json::has(wanted, "stateChangeRequests")) {
-    return true;  // only there when they change
+  if (json::find(wanted, "stateChangeRequests") != nullptr) {
+    return true;  // only there (a list, or null) when they change
   }
   for (const char* field : {"printableStatus", "ready", "created", "runStrategy", "startFailure"}) {
     const json::Value* have = json::find(*current, field);
