@@ -680,8 +680,9 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
       }
     }
     const json::Value* stored = json::find_path(*vm, {"status", "stateChangeRequests"});
-    const bool requests_changed =
-        stored == nullptr ? !requests.Empty() : !(stored->IsArray() && json::equal(*stored, requests));
+    const bool requests_changed = stored == nullptr || stored->IsNull()
+                                      ? !requests.Empty()
+                                      : !(stored->IsArray() && json::equal(*stored, requests));
     if (requests_changed) {
       json::set(wanted, "stateChangeRequests", requests.Empty() ? json::Value() : std::move(requests),
                 wanted.GetAllocator());
