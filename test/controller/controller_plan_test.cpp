@@ -10,6 +10,7 @@
 #include <map>
 
 #include "support/apply_patch.hpp"
+#include "support/json_pointer.hpp"
 #include "support/json_test_support.hpp"
 #include "vmgate/admission/cluster.hpp"
 #include "vmgate/admission/pipeline.hpp"
@@ -95,6 +96,11 @@ struct World {
     return out;
   }
 
+  static std::string_view text_or_empty(const json::Value& object, const char* pointer) {
+    const json::Value* found = testing::resolve(object, pointer);
+    return found != nullptr && found->IsString() ? json::as_view(*found) : std::string_view();
+  }
+
   // A JSON merge patch (RFC 7386): null removes.
   static void merge(json::Value& target, const json::Value& patch, json::Allocator& a) {
     for (const auto& member : patch.GetObject()) {
@@ -113,6 +119,11 @@ struct World {
   std::size_t step(const PlanSettings& settings) {
     State current = state();
     std::vector<Action> actions = plan(current, settings);
+    apply(actions);
+    return actions.size();
+  }
+
+  void apply(std::vector<Action>& actions) {
     for (Action& action : actions) {
       log.push_back(std::string(to_string(action.kind)) + " " + action.name);
       auto& objects = store(action.kind_name);
@@ -137,7 +148,12 @@ struct World {
         case ActionKind::patch_vmi:
         case ActionKind::patch_vm_status: {
           auto found = objects.find(key);
-          if (found != objects.end()) {
+          // A resourceVersion in the patch is a precondition (409 when the object changed).
+          const std::string_view version = text_or_empty(action.body, "/metadata/resourceVersion");
+          if (found != objects.end() && !version.empty() &&
+              version != text_or_empty(found->second, "/metadata/resourceVersion")) {
+            ++conflicts;
+          } else if (found != objects.end()) {
             merge(found->second, action.body, found->second.GetAllocator());
           }
           break;
@@ -168,7 +184,6 @@ struct World {
         }
       }
     }
-    return actions.size();
   }
 
   void settle(const PlanSettings& settings) {
@@ -978,6 +993,29 @@ TEST(StateChangeRequests, TheRewriteCarriesTheResourceVersion) {
   ASSERT_EQ(actions.size(), 1U);  // the status itself, first written
   EXPECT_EQ(text(actions[0].body, "/metadata/resourceVersion"), "<absent>");
   EXPECT_FALSE(json::has(actions[0].body["status"], "stateChangeRequests"));
+}
+
+// virtctl stop while the controller drops a done Start (virt-api replaces the list by [Stop uid]):
+// the controller's rewrite, planned from the older VM, is refused and the Stop is kept and acted on.
+TEST(StateChangeRequests, AStopWrittenMeanwhileIsNotLost) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Manual")", R"(,"resourceVersion":"1")"));
+  world.set_requests(R"([{"action":"Start"}])");
+  world.step(settings());  // creates the VMI; the Start stays until the VMI is seen
+  ASSERT_EQ(world.vmis.size(), 1U);
+  std::vector<Action> actions = plan(world.state(), settings());  // its pod; drops the Start
+  const std::string stop = R"([{"action":"Stop","uid":")" + world.vmi_uid() + R"("}])";
+  world.set_requests(stop);  // virt-api, before the controller's write lands
+  json::set_string(world.vms.begin()->second["metadata"], "resourceVersion", "2",
+                   world.vms.begin()->second.GetAllocator());
+  world.apply(actions);
+  EXPECT_EQ(world.conflicts, 1);
+  EXPECT_EQ(world.requests(), stop);
+  world.step(settings());  // planned again from the newer VM
+  EXPECT_EQ(world.vm_status(), "Stopping");
+  world.settle(settings());
+  EXPECT_TRUE(world.vmis.empty());
+  EXPECT_EQ(world.requests(), "none");
 }
 
 // isVirtualMachineStatusStopping: a Stop for the VMI makes the VM Stopping under the strategies
