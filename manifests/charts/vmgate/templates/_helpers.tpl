@@ -127,8 +127,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{/* The Secret with the node agents' side of the node link (ca.crt, tls.crt, tls.key):
-node.subresources.secretName, else <release>-node-link. The chart fills it when
-subresources.enabled (templates/subresources.yaml); vmgate-node mounts it. */}}
+node.subresources.secretName, else <fullname>-node-link. The chart fills it when
+subresources.enabled (templates/subresources.yaml); vmgate-node mounts it by this name. */}}
 {{- define "vmgate.nodeLinkSecret" -}}
-{{- dig "subresources" "secretName" "" .Values.node | default (printf "%s-node-link" .Release.Name) -}}
+{{- dig "subresources" "secretName" "" .Values.node | default (printf "%s-node-link" (include "vmgate.fullname" .)) -}}
 {{- end -}}
