@@ -513,6 +513,7 @@ kubectl create namespace vmgate-sub >/dev/null
 sub_values=(-f "$work/subresources.yaml" --set serve.kubevirtNamespace=vmgate-sub)
 check "helm install, subresources.enabled (with controller.enabled and node.enabled)" \
   quiet helm install vmgate-sub "$chart" -n vmgate-sub "${sub_values[@]}"
+check "NOTES.txt names the APIService to wait for" grep -qF 'kubectl get apiservice v1.subresources.kubevirt.io' "$work/out"
 helm get manifest vmgate-sub -n vmgate-sub >"$work/sub-release.yaml"
 python3 - "$work/sub-release.yaml" >"$work/sub-subresources.yaml" <<'PY'
 import sys, yaml
