@@ -42,7 +42,7 @@ pki link vmgate-subresources link-ca
 
 port=$(free_port)
 health=$(free_port)
-"$vmgate" subresources --kubeconfig "$KUBECONFIG" --listen "127.0.0.1:$port" --metrics-listen "127.0.0.1:$health" \
+setsid "$vmgate" subresources --kubeconfig "$KUBECONFIG" --listen "127.0.0.1:$port" --metrics-listen "127.0.0.1:$health" \
   --tls-cert "$work/serving.crt" --tls-key "$work/serving.key" --requestheader-client-ca "$work/front-ca.crt" \
   --node-link-cert "$work/link.crt" --node-link-key "$work/link.key" --node-link-ca "$work/link-ca.crt" \
   --node-namespace vmgate-system 2>"$work/subresources.log" &
@@ -77,13 +77,21 @@ check "a certificate of another CA: refused" answers 000 "" PUT /namespaces/vms/
 check "a user without RBAC: 401 with the review's reason" answers 401 "" PUT /namespaces/vms/virtualmachines/vm/start
 
 kubectl create namespace vms >/dev/null
-kubectl create role vm-lifecycle -n vms --verb=update,get \
-  --resource=virtualmachines.subresources.kubevirt.io/start,virtualmachines.subresources.kubevirt.io/stop \
-  --resource=virtualmachines.subresources.kubevirt.io/restart \
-  --resource=virtualmachineinstances.subresources.kubevirt.io/pause \
-  --resource=virtualmachineinstances.subresources.kubevirt.io/unpause \
-  --resource=virtualmachineinstances.subresources.kubevirt.io/console \
-  --resource=virtualmachines.subresources.kubevirt.io/migrate >/dev/null
+kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: vm-lifecycle, namespace: vms}
+rules:
+- apiGroups: [subresources.kubevirt.io]
+  resources: [virtualmachines/start, virtualmachines/stop, virtualmachines/restart, virtualmachines/migrate]
+  verbs: [update]
+- apiGroups: [subresources.kubevirt.io]
+  resources: [virtualmachineinstances/pause, virtualmachineinstances/unpause]
+  verbs: [update]
+- apiGroups: [subresources.kubevirt.io]
+  resources: [virtualmachineinstances/console]
+  verbs: [get]
+EOF
 kubectl create rolebinding alice -n vms --role=vm-lifecycle --user=alice >/dev/null
 vm() { # NAME STRATEGY
   kubectl apply -f - >/dev/null <<EOF
@@ -138,7 +146,7 @@ metadata: {name: pending, namespace: vms}
 spec:
   domain: {devices: {}, memory: {guest: 64Mi}}
 EOF
-kubectl patch vmi pending -n vms --subresource=status --type=merge -p '{"status":{"phase":"Scheduling"}}' >/dev/null
+kubectl patch vmi pending -n vms --type=merge -p '{"status":{"phase":"Scheduling"}}' >/dev/null
 check "pause a VMI that is not running: 409 VM is not running" answers 409 '"pending\": VM is not running' \
   PUT /namespaces/vms/virtualmachineinstances/pending/pause
 check "unpause it: 409 VMI is not running" answers 409 "VMI is not running" \

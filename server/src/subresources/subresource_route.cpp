@@ -122,12 +122,12 @@ Result<Route, ApiStatus> route(std::string_view method, std::string_view target)
       (parts.size() >= 3 && !is_version(parts[2]))) {
     return not_found_path();
   }
-  if (parts.size() <= 3 || (parts.size() == 4 && parts[3] == "healthz")) {
+  if (parts.size() <= 3 || (parts.size() == 4 && (parts[3] == "healthz" || parts[3] == "version"))) {
     if (!reading) {
       return method_not_allowed(method, path);
     }
     if (parts.size() == 4) {
-      return Route{Discovery::healthz, std::string(parts[2])};
+      return Route{parts[3] == "healthz" ? Discovery::healthz : Discovery::version, std::string(parts[2])};
     }
     static constexpr std::array<Discovery, 3> by_depth{Discovery::apis, Discovery::group, Discovery::group_version};
     return Route{by_depth[parts.size() - 1], parts.size() == 3 ? std::string(parts[2]) : std::string()};
@@ -221,6 +221,13 @@ std::string discovery_json(Discovery discovery, std::string_view version) {
   switch (discovery) {
     case Discovery::healthz:
       return "ok";
+    case Discovery::version:  // version.Info, as virt-api's
+      json::set_string(document, "gitVersion", api_release, a);
+      json::set_string(document, "gitCommit", "vmgate", a);
+      json::set_string(document, "gitTreeState", "clean", a);
+      json::set_string(document, "compiler", "vmgate", a);
+      json::set_string(document, "platform", "linux/amd64", a);
+      break;
     case Discovery::apis: {
       json::set_string(document, "kind", "APIGroupList", a);
       json::set_string(document, "apiVersion", "v1", a);

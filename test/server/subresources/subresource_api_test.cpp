@@ -47,6 +47,8 @@ TEST(SubresourceRoute, DiscoveryAndHealthNeedNoObject) {
   EXPECT_EQ(std::get<Discovery>(version->what), Discovery::group_version);
   EXPECT_EQ(version->version, "v1");
   EXPECT_EQ(std::get<Discovery>(route("GET", "/healthz")->what), Discovery::healthz);
+  EXPECT_EQ(std::get<Discovery>(route("GET", "/apis/subresources.kubevirt.io/v1/version")->what), Discovery::version);
+  EXPECT_EQ(testing::text(parse(discovery_json(Discovery::version, "v1")), "/gitVersion"), "v1.8.2");
   const json::Document list = parse(discovery_json(Discovery::group_version, "v1"));
   EXPECT_EQ(testing::text(list, "/kind"), "APIResourceList");
   EXPECT_EQ(testing::text(list, "/groupVersion"), "subresources.kubevirt.io/v1");

@@ -42,7 +42,11 @@ ApiStatus passed_on(int code, std::string_view reason, std::string_view message)
 std::string status_json(const ApiStatus& status);
 
 /// Answers that need no authorization (virt-api's noAuthEndpoints): discovery and health.
-enum class Discovery { apis, group, group_version, healthz };
+enum class Discovery { apis, group, group_version, healthz, version };
+
+/// The KubeVirt release whose subresource API vmgate answers as: virtctl compares its own
+/// major.minor with /apis/subresources.kubevirt.io/VERSION/version's gitVersion.
+inline constexpr std::string_view api_release = "v1.8.2";
 
 /// A request for a subresource of one object: PUT|GET /apis/subresources.kubevirt.io/VERSION/
 /// namespaces/NS/RESOURCE/NAME/SUBRESOURCE.
