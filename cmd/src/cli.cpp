@@ -15,6 +15,7 @@
 #include "vmgate/server/certs_options.hpp"
 #include "vmgate/server/subresources_command.hpp"
 #include "vmgate/server/subresources_options.hpp"
+#include "vmgate/server/vm_verbs.hpp"
 #include "vmgate/server/check_command.hpp"
 #include "vmgate/server/check_options.hpp"
 #include "vmgate/server/kubectl_plugin.hpp"
@@ -149,6 +150,15 @@ int dispatch(std::span<const std::string_view> args, const Console& console, Fro
   if (command == "subresources") {
     return subresources::run_subresources(rest, console.out, console.err);
   }
+  if (subresources::is_vm_verb(command)) {
+    // Without --kubeconfig, the kubeconfig kubectl reads (else the pod's service account).
+    std::optional<std::string> kubeconfig;
+    if (Result<std::string> found = default_kubeconfig(std::getenv("KUBECONFIG"), std::getenv("HOME"), file_exists);
+        found) {
+      kubeconfig = std::move(found.value());
+    }
+    return subresources::run_vm_verb(command, rest, command_name(frontend), kubeconfig, console.out, console.err);
+  }
   console.err << "error: unknown command \"" << command << "\"\nSee '" << command_name(frontend) << " --help'.\n";
   return exit_usage;
 }
@@ -189,6 +199,8 @@ Usage:
   vmgate controller [--kubeconfig FILE] [--namespace NS] [--lease-namespace NS --lease-name NAME] [options]
   vmgate subresources --tls-cert FILE --tls-key FILE --node-link-cert FILE --node-link-key FILE
                       --node-link-ca FILE [options]
+  vmgate start|stop|restart NAME [-n NS] [--force --grace-period 0] [--dry-run]
+  vmgate pause|unpause vm|vmi NAME [-n NS] [--dry-run]
   vmgate version
   vmgate --help
 
@@ -198,6 +210,7 @@ Commands:
   controller  run VirtualMachines: VMIs from their run strategies, a launcher pod per VMI
   subresources  serve KubeVirt's subresources.kubevirt.io API for virtctl (start, stop, console, ...)
   check    run the admission webhooks on manifests, offline, and print the verdicts
+  start, stop, restart, pause, unpause  virtctl's verbs, through the cluster's subresources.kubevirt.io API
   version  print vmgate's version
 
 Run 'vmgate serve --help', 'vmgate check --help', 'vmgate certs --help',
