@@ -2,19 +2,22 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 
 namespace vmgate::common {
 
-std::string base64_encode(std::string_view bytes) {
+void base64_encode_into(std::string_view bytes, std::span<char> out) {
   static constexpr std::array<char, 64> alphabet = {
       'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U', 'V',
       'W', 'X', 'Y', 'Z', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r',
       's', 't', 'u', 'v', 'w', 'x', 'y', 'z', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '+', '/'};
+  if (out.size() != base64_encoded_size(bytes.size())) {
+    throw std::invalid_argument("base64_encode_into: the output is not base64_encoded_size(input) long");
+  }
   const auto byte = [&bytes](std::size_t i) {
     return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i]));
   };
   const auto sextet = [](std::uint32_t group, unsigned shift) { return alphabet[(group >> shift) & 0x3FU]; };
-  std::string out((bytes.size() + 2) / 3 * 4, '=');
   std::size_t i = 0;
   std::size_t o = 0;
   for (; i + 3 <= bytes.size(); i += 3, o += 4) {
@@ -24,20 +27,25 @@ std::string base64_encode(std::string_view bytes) {
     out[o + 2] = sextet(group, 6);
     out[o + 3] = sextet(group, 0);
   }
-  out.resize(o);
   const std::size_t rest = bytes.size() - i;
   if (rest == 1) {
     const std::uint32_t group = byte(i) << 16U;
-    out += sextet(group, 18);
-    out += sextet(group, 12);
-    out += "==";
+    out[o] = sextet(group, 18);
+    out[o + 1] = sextet(group, 12);
+    out[o + 2] = '=';
+    out[o + 3] = '=';
   } else if (rest == 2) {
     const std::uint32_t group = (byte(i) << 16U) | (byte(i + 1) << 8U);
-    out += sextet(group, 18);
-    out += sextet(group, 12);
-    out += sextet(group, 6);
-    out += '=';
+    out[o] = sextet(group, 18);
+    out[o + 1] = sextet(group, 12);
+    out[o + 2] = sextet(group, 6);
+    out[o + 3] = '=';
   }
+}
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out(base64_encoded_size(bytes.size()), '=');
+  base64_encode_into(bytes, out);
   return out;
 }
 

@@ -154,10 +154,6 @@ Value make_string(std::string_view text, Allocator& allocator) {
                       : Value(text.data(), static_cast<rapidjson::SizeType>(text.size()), allocator);
 }
 
-std::string_view as_view(const Value& string_value) {
-  return {string_value.GetString(), string_value.GetStringLength()};
-}
-
 // Strings the value only refers to (those json::parse_json_in_place decoded, RapidJSON's const
 // strings) are shared, not copied, as RapidJSON's own copy does.
 Value copy(const Value& value, Allocator& allocator) {

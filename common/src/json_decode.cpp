@@ -6,6 +6,10 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#if defined(RAPIDJSON_SSE2)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -22,6 +26,110 @@ namespace vmgate::json {
 
 namespace {
 
+// RapidJSON's InsituStringStream, as a type of vmgate's own so that the reader's string scan can
+// be specialised for it (below). The members are those RapidJSON's in-situ parse uses.
+struct InPlaceStream {
+  using Ch = char;
+  explicit InPlaceStream(char* text) : src_(text), head_(text) {}
+  [[nodiscard]] Ch Peek() const { return *src_; }
+  Ch Take() { return *src_++; }
+  [[nodiscard]] std::size_t Tell() const { return static_cast<std::size_t>(src_ - head_); }
+  void Put(Ch c) { *dst_++ = c; }
+  Ch* PutBegin() { return dst_ = src_; }
+  std::size_t PutEnd(const Ch* begin) const { return static_cast<std::size_t>(dst_ - begin); }
+  void Flush() {}
+  Ch* Push(std::size_t count) {
+    Ch* begin = dst_;
+    dst_ += count;
+    return begin;
+  }
+  void Pop(std::size_t count) { dst_ -= count; }
+
+  // Public, as RapidJSON's streams have them: its SIMD helpers below move src_ and dst_.
+  Ch* src_;
+  Ch* dst_ = nullptr;
+  Ch* head_;
+};
+
+}  // namespace
+
+}  // namespace vmgate::json
+
+namespace rapidjson {
+
+template <>
+struct StreamTraits<vmgate::json::InPlaceStream> {
+  enum { copyOptimization = 1 };  // as InsituStringStream: the reader works on a local copy
+};
+
+#if defined(RAPIDJSON_SSE2)
+// Whitespace as RapidJSON skips it for an InsituStringStream.
+template <>
+inline void SkipWhitespace(vmgate::json::InPlaceStream& is) {
+  is.src_ = const_cast<char*>(SkipWhitespace_SIMD(is.src_));
+}
+
+// The run of a string's characters up to the next '"', '\\' or control character, skipped (or
+// moved down to the write position once an escape has shortened the string), 16 bytes at a time
+// from the first byte on. RapidJSON 1.1.0's scan for InsituStringStream goes byte by byte up to
+// the next 16-byte boundary first (to keep its aligned loads inside the page), which for the
+// short keys and values of a Kubernetes object is most of each string: about 6 % of a small VM's
+// admission. Unaligned loads may read up to 15 bytes past the terminating NUL:
+// json::parse_json_in_place keeps them inside the buffer's allocation.
+//
+// Which bytes stop the scan is RapidJSON's, byte for byte, so that every input is accepted or
+// refused as before: below 0x20 up to that boundary, but only up to 0x19 beyond it (its SIMD loop
+// compares with 0x19, so 0x1A..0x1F in a string's aligned part are taken as ordinary characters;
+// JsonDecodeStrings.InPlaceScanAcceptsAndRefusesAsRapidJsonsOwn compares the two).
+template <>
+template <>
+inline void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ScanCopyUnescapedString(vmgate::json::InPlaceStream& is,
+                                                                                 vmgate::json::InPlaceStream& os) {
+  (void)os;  // the same stream: RapidJSON parses in place through one stream
+  char* p = is.src_;
+  char* q = is.dst_;
+  const bool moving = p != q;
+  // Bytes before RapidJSON's first 16-byte boundary are checked against 0x20, the rest against 0x1A.
+  const auto before_boundary = static_cast<unsigned>((16 - (reinterpret_cast<std::uintptr_t>(p) & 15U)) & 15U);
+  unsigned strict = (1U << before_boundary) - 1U;
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i below_0x20 = _mm_set1_epi8(0x1F);
+  const __m128i below_0x1a = _mm_set1_epi8(0x19);
+  for (;; p += 16, q += 16) {
+    const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const auto special = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash))));
+    const auto control_strict =
+        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(block, below_0x20), below_0x20)));
+    const auto control_lax =
+        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(block, below_0x1a), below_0x1a)));
+    const unsigned stop = special | (control_strict & strict) | (control_lax & ~strict);
+    strict = 0;
+    if (stop != 0) {
+      const auto length = static_cast<std::size_t>(__builtin_ctz(stop));
+      if (moving) {
+        std::memmove(q, p, length);
+      }
+      p += length;
+      q += length;
+      break;
+    }
+    if (moving) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q), block);
+    }
+  }
+  is.src_ = p;
+  is.dst_ = q;
+}
+#endif
+
+}  // namespace rapidjson
+
+namespace vmgate::json {
+
+namespace {
+
 using ParseOutcome = Result<Document, DecodeError>;
 
 // Iterative so that hostile nesting cannot overflow the C++ stack; full precision so that a
@@ -33,10 +141,10 @@ constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kPa
 
 // The handler reads the input position while RapidJSON is inside a string, to name where a
 // key or string it refuses starts. A stream RapidJSON copies into a local there (copy
-// optimisation: InsituStringStream) still shows the opening quote; one it does not
+// optimisation: InPlaceStream) still shows the opening quote; one it does not
 // (MemoryStream) shows the position after the closing quote, and the handler scans back.
 static_assert(rapidjson::StreamTraits<rapidjson::MemoryStream>::copyOptimization == 0);
-static_assert(rapidjson::StreamTraits<rapidjson::InsituStringStream>::copyOptimization == 1);
+static_assert(rapidjson::StreamTraits<InPlaceStream>::copyOptimization == 1);
 
 DecodeError positional_error(std::string_view text, std::size_t offset, std::string message) {
   const common::TextPosition at = common::position_of(text, offset);
@@ -300,7 +408,7 @@ class CheckingHandler {
   // Parsing in place, a key's decoded bytes stay where the parser wrote them (its write position
   // only moves forward), so only a copying stream (whose strings live in a scratch buffer) has
   // the keys copied into key_bytes_.
-  static constexpr bool keys_stay_in_place = std::is_same_v<Stream, rapidjson::InsituStringStream>;
+  static constexpr bool keys_stay_in_place = std::is_same_v<Stream, InPlaceStream>;
 
   // A key of an open object: its bytes in the in-place buffer or in key_bytes_.
   struct KeyRef {
@@ -508,7 +616,7 @@ Result<Document, DecodeError> parse_json_in_place(std::string_view text, std::st
   // 15 bytes past the terminating NUL: keep them inside the allocation.
   storage.reserve(text.size() + 16);
   storage.assign(text);
-  rapidjson::InsituStringStream stream(storage.data());
+  InPlaceStream stream(storage.data());
   return parse_stream<kParseFlags | rapidjson::kParseInsituFlag>(text, stream, limits);
 }
 

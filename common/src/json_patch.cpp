@@ -73,6 +73,10 @@ class Differ {
   void object(const Value& from, const Value& to) {
     const rapidjson::SizeType from_count = from.MemberCount();
     const rapidjson::SizeType to_count = to.MemberCount();
+    const rapidjson::SizeType common = std::min(from_count, to_count);
+    // While every member so far sits where it sat, the second loop has nothing to look at below
+    // `common`: the usual case, a copy with members changed in place and new ones appended.
+    bool all_in_place = true;
     std::optional<MemberIndex> to_index;
     for (rapidjson::SizeType i = 0; i < from_count; ++i) {
       const auto member = from.MemberBegin() + i;
@@ -81,10 +85,17 @@ class Differ {
       if (i < to_count && same_text(as_view((to.MemberBegin() + i)->name), key)) {
         target = &(to.MemberBegin() + i)->value;
       } else {
+        all_in_place = all_in_place && i >= common;
         if (!to_index) {
           to_index.emplace(to);
         }
         target = to_index->find(key);
+      }
+      // An unchanged string (mostly one the copy shares with the original) emits nothing: no
+      // need to note where the walk is.
+      if (target != nullptr && target->IsString() && member->value.IsString() &&
+          same_text(as_view(member->value), as_view(*target))) {
+        continue;
       }
       segments_.push_back(Segment{key, 0, false});
       if (target != nullptr) {
@@ -95,7 +106,7 @@ class Differ {
       segments_.pop_back();
     }
     std::optional<MemberIndex> from_index;
-    for (rapidjson::SizeType i = 0; i < to_count; ++i) {
+    for (rapidjson::SizeType i = all_in_place ? common : 0; i < to_count; ++i) {
       const auto member = to.MemberBegin() + i;
       const std::string_view key = as_view(member->name);
       if (i < from_count && same_text(as_view((from.MemberBegin() + i)->name), key)) {

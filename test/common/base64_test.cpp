@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,6 +45,33 @@ TEST(Base64, RoundTripsEveryByteAtEveryLength) {
     ASSERT_EQ(encoded.size(), (length + 2) / 3 * 4);
     ASSERT_EQ(base64_decode(encoded), input) << length;
   }
+}
+
+TEST(Base64, EncodesIntoABufferAsIntoAString) {
+  std::string bytes;
+  for (int i = 0; i < 256; ++i) {
+    bytes += static_cast<char>(255 - i);
+  }
+  for (std::size_t length = 0; length <= 16; ++length) {
+    const std::string_view input = std::string_view(bytes).substr(0, length);
+    ASSERT_EQ(base64_encoded_size(length), (length + 2) / 3 * 4);
+    std::string buffer = "<" + std::string(base64_encoded_size(length), '?') + ">";
+    base64_encode_into(input, std::span<char>(buffer).subspan(1, base64_encoded_size(length)));
+    EXPECT_EQ(buffer, "<" + base64_encode(input) + ">") << length;
+  }
+  for (const auto& [plain, encoded] : vectors) {
+    std::string buffer(base64_encoded_size(plain.size()), '?');
+    base64_encode_into(plain, buffer);
+    EXPECT_EQ(buffer, encoded);
+  }
+}
+
+TEST(Base64, EncodingIntoABufferOfTheWrongSizeIsRefused) {
+  std::string small(3, '?');
+  EXPECT_THROW(base64_encode_into("foo", small), std::invalid_argument);
+  EXPECT_EQ(small, "???");
+  std::string large(5, '?');
+  EXPECT_THROW(base64_encode_into("foo", large), std::invalid_argument);
 }
 
 TEST(Base64Decode, SkipsLineBreaksAsGoDoes) {

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <optional>
+#include <span>
 #include <utility>
 
 #include "vmgate/common/base64.hpp"
@@ -45,6 +47,13 @@ class StringSink {
     }
   }
   void put_unchecked(char c) { (*out_)[used_++] = c; }
+  /// The next `count` bytes of the output, for the caller to fill.
+  std::span<char> take(std::size_t count) {
+    reserve(count);
+    const std::span<char> room(out_->data() + used_, count);
+    used_ += count;
+    return room;
+  }
   void finish() { out_->resize(used_); }
 
  private:
@@ -61,6 +70,10 @@ void PutUnsafe(StringSink& sink, char c) {
 }
 
 using Writer = rapidjson::Writer<StringSink>;
+
+// The Writer's stack of open containers allocates through this on its first push. Given one,
+// the Writer skips the heap allocation of its own CrtAllocator.
+using WriterStackAllocator = rapidjson::CrtAllocator;
 
 void write_string(Writer& writer, std::string_view text) {
   // RapidJSON lengths are 32-bit; every string written here is bounded by the request body
@@ -120,13 +133,28 @@ std::string encode_status(int code, std::string_view message) {
   return out;
 }
 
-// k8s.io/api/admission/v1 AdmissionResponse, members in the Go struct's order; metav1.Status
-// and StatusCause members that Go marks omitempty are left out when empty.
-std::string encode_review(std::string_view uid, const admission::Verdict& verdict, std::string_view patch_base64) {
+// The patch as JSON text, byte for byte what json::to_string writes (the same Writer and flags),
+// without RapidJSON's StringBuffer in between.
+std::string patch_json(const json::Value& patch, WriterStackAllocator& stack_allocator) {
   std::string out;
-  out.reserve(160 + uid.size() + patch_base64.size() + verdict.message.size());
+  out.reserve(1024);
   StringSink sink(out);
-  Writer writer(sink);
+  Writer writer(sink, &stack_allocator);
+  patch.Accept(writer);
+  sink.finish();
+  return out;
+}
+
+// k8s.io/api/admission/v1 AdmissionResponse, members in the Go struct's order; metav1.Status
+// and StatusCause members that Go marks omitempty are left out when empty. `patch` (JSON text,
+// nullptr when there is none) is written base64-encoded.
+std::string encode_review(std::string_view uid, const admission::Verdict& verdict, const std::string* patch,
+                          WriterStackAllocator& stack_allocator) {
+  const std::size_t patch_size = patch != nullptr ? common::base64_encoded_size(patch->size()) : 0;
+  std::string out;
+  out.reserve(160 + uid.size() + patch_size + verdict.message.size());
+  StringSink sink(out);
+  Writer writer(sink, &stack_allocator);
   writer.StartObject();
   write_member(writer, "apiVersion", kApiVersion);
   write_member(writer, "kind", kKind);
@@ -164,15 +192,15 @@ std::string encode_review(std::string_view uid, const admission::Verdict& verdic
     }
     writer.EndObject();
   }
-  if (!patch_base64.empty()) {
-    // Base64 needs no escaping: written as it is rather than checked byte by byte.
+  if (patch != nullptr) {
+    // Base64 needs no escaping: encoded straight into the answer rather than into a string of
+    // its own and then checked byte by byte. An empty raw value makes the Writer put the ':'
+    // (and count the value, for the ',' before the next member); the literal follows it.
     write_string(writer, "patch");
-    std::string literal;
-    literal.reserve(patch_base64.size() + 2);
-    literal += '"';
-    literal += patch_base64;
-    literal += '"';
-    writer.RawValue(literal.data(), literal.size(), rapidjson::kStringType);
+    writer.RawValue("", 0, rapidjson::kStringType);
+    sink.Put('"');
+    common::base64_encode_into(*patch, sink.take(patch_size));
+    sink.Put('"');
     write_member(writer, "patchType", "JSONPatch");
   }
   if (!verdict.warnings.empty()) {
@@ -428,7 +456,8 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
   const std::string_view resource_name =
       resource == admission::Resource::virtual_machine ? "virtualmachines" : "virtualmachineinstances";
   admission::Verdict verdict;
-  std::string patch_base64;
+  std::optional<std::string> patch;  // JSON text
+  WriterStackAllocator stack_allocator;
   if (!resource_matches(request, resource_name)) {
     verdict = admission::Verdict::bad_request("expect resource to be '" + std::string(resource_name) + "'");
   } else if (request.object != nullptr) {  // CREATE and UPDATE; DELETE and CONNECT are allowed as they are
@@ -451,7 +480,7 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
       admission::MutationOutcome mutation = pipeline.mutate(stage, cluster);
       verdict = std::move(mutation.verdict);
       if (verdict.allowed && mutation.patch.IsArray() && !mutation.patch.Empty()) {
-        patch_base64 = common::base64_encode(json::to_string(mutation.patch));
+        patch = patch_json(mutation.patch, stack_allocator);
       }
     } else {
       verdict = pipeline.validate(stage, cluster);
@@ -459,7 +488,8 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
   }
   summary.allowed = verdict.allowed;
   summary.code = verdict.allowed ? 200 : verdict.code;
-  HttpAnswer answer{200, "application/json", encode_review(request.uid, verdict, patch_base64)};
+  HttpAnswer answer{200, "application/json",
+                    encode_review(request.uid, verdict, patch ? &*patch : nullptr, stack_allocator)};
   return ReviewResult{std::move(answer), std::move(summary)};
 }
 
