@@ -77,10 +77,10 @@ inline void SkipWhitespace(vmgate::json::InPlaceStream& is) {
 // admission. Unaligned loads may read up to 15 bytes past the terminating NUL:
 // json::parse_json_in_place keeps them inside the buffer's allocation.
 //
-// Which bytes stop the scan is RapidJSON's, byte for byte, so that every input is accepted or
-// refused as before: below 0x20 up to that boundary, but only up to 0x19 beyond it (its SIMD loop
-// compares with 0x19, so 0x1A..0x1F in a string's aligned part are taken as ordinary characters;
-// JsonDecodeStrings.InPlaceScanAcceptsAndRefusesAsRapidJsonsOwn compares the two).
+// Every control character (below 0x20) stops the scan, so that RapidJSON refuses it as the JSON
+// grammar says. RapidJSON 1.1.0's own SIMD loop compares with 0x19 instead, so that 0x1A..0x1F
+// past a string's first 16-byte boundary were taken as ordinary characters: the webhook admitted
+// bodies `vmgate check` refuses (JsonDecodeStrings.InPlaceScanRefusesEveryControlCharacter).
 template <>
 template <>
 inline void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ScanCopyUnescapedString(vmgate::json::InPlaceStream& is,
@@ -89,23 +89,16 @@ inline void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ScanCopyUnescapedString
   char* p = is.src_;
   char* q = is.dst_;
   const bool moving = p != q;
-  // Bytes before RapidJSON's first 16-byte boundary are checked against 0x20, the rest against 0x1A.
-  const auto before_boundary = static_cast<unsigned>((16 - (reinterpret_cast<std::uintptr_t>(p) & 15U)) & 15U);
-  unsigned strict = (1U << before_boundary) - 1U;
   const __m128i quote = _mm_set1_epi8('"');
   const __m128i backslash = _mm_set1_epi8('\\');
   const __m128i below_0x20 = _mm_set1_epi8(0x1F);
-  const __m128i below_0x1a = _mm_set1_epi8(0x19);
   for (;; p += 16, q += 16) {
     const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const auto special = static_cast<unsigned>(
         _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash))));
-    const auto control_strict =
+    const auto control =
         static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(block, below_0x20), below_0x20)));
-    const auto control_lax =
-        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(block, below_0x1a), below_0x1a)));
-    const unsigned stop = special | (control_strict & strict) | (control_lax & ~strict);
-    strict = 0;
+    const unsigned stop = special | control;
     if (stop != 0) {
       const auto length = static_cast<std::size_t>(__builtin_ctz(stop));
       if (moving) {
