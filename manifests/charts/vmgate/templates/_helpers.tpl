@@ -120,3 +120,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/name: {{ include "vmgate.name" . }}-node
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
+
+{{/* The Secret of the node agent's subresource endpoint (node.subresources.secretName, else
+<fullname>-node-link): ca.crt, tls.crt, tls.key. */}}
+{{- define "vmgate.nodeLinkSecret" -}}
+{{- .Values.node.subresources.secretName | default (printf "%s-node-link" (include "vmgate.fullname" .)) -}}
+{{- end -}}
