@@ -87,6 +87,53 @@ std::string_view action_name(SubresourceAction action) {
   return "";
 }
 
+// The three files' identity (device, inode, size, modification time): a Secret volume's update
+// (an atomic swap of its ..data link) or a file rewritten in place changes it.
+std::string files_stamp(const SubresourceConfig& config) {
+  std::string stamp;
+  for (const std::string* file : {&config.tls_cert, &config.tls_key, &config.client_ca}) {
+    struct stat info {};
+    if (::stat(file->c_str(), &info) != 0) {
+      stamp += "-;";
+      continue;
+    }
+    stamp += std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino) + ":" + std::to_string(info.st_size) +
+             ":" + std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec) + ";";
+  }
+  return stamp;
+}
+
+// A server TLS context from the files: TLS >= 1.2, the client's certificate required and
+// verified against the client CA. Errors name the option and the file.
+Result<std::shared_ptr<asio::ssl::context>> load_tls(const SubresourceConfig& c) {
+  auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+  asio::ssl::context& tls = *context;
+  tls.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                  asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1 |
+                  asio::ssl::context::single_dh_use);
+  SSL_CTX_set_min_proto_version(tls.native_handle(), TLS1_2_VERSION);
+  SSL_CTX_set_cipher_list(tls.native_handle(), intermediate_ciphers);
+  beast::error_code error;
+  if (tls.use_certificate_chain_file(c.tls_cert, error); error) {
+    return Error{"--subresource-tls-cert " + c.tls_cert + ": " + error.message()};
+  }
+  if (tls.use_private_key_file(c.tls_key, asio::ssl::context::pem, error); error) {
+    return Error{"--subresource-tls-key " + c.tls_key + ": " + error.message()};
+  }
+  if (SSL_CTX_check_private_key(tls.native_handle()) != 1) {
+    return Error{"--subresource-tls-key " + c.tls_key + ": does not match the certificate"};
+  }
+  if (tls.load_verify_file(c.client_ca, error); error) {
+    return Error{"--subresource-client-ca " + c.client_ca + ": " + error.message()};
+  }
+  // The CAs named in the CertificateRequest, so that a client picks the right certificate.
+  if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(c.client_ca.c_str()); names != nullptr) {
+    SSL_CTX_set_client_CA_list(tls.native_handle(), names);  // takes ownership
+  }
+  tls.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+  return context;
+}
+
 }  // namespace
 
 Result<UniqueFd> connect_pod_socket(const std::string& directory, std::string_view name) {
@@ -131,7 +178,11 @@ struct SubresourceServer::Impl {
   // Declared before the io_context: the sessions that its destructor destroys with their pending
   // handlers still use them. The sessions hold the Impl by reference: it outlives them.
   std::set<std::string> consoles;  // VMI uids with a console open; the endpoint's thread only
-  asio::ssl::context tls{asio::ssl::context::tls_server};
+  // The TLS context of new connections, replaced when the files change (each session keeps the
+  // one it began with); the endpoint's thread only, like `stamp`.
+  std::shared_ptr<asio::ssl::context> tls;
+  std::string stamp;
+  std::string reload_error;  // the last failed reload, logged once
   asio::io_context io;
   tcp::acceptor acceptor{io};
   std::thread thread;
@@ -140,6 +191,7 @@ struct SubresourceServer::Impl {
   Impl(SubresourceConfig c, LauncherPodsSource p, EventLog& l) : config(std::move(c)), pods(std::move(p)), log(l) {}
 
   void accept();
+  void reload_if_changed();
 };
 
 namespace {
@@ -152,7 +204,8 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(Impl& server, tcp::socket socket)
       : server_(&server),
-        stream_(std::in_place, std::move(socket), server.tls),
+        tls_(server.tls),
+        stream_(std::in_place, std::move(socket), *tls_),
         launcher_(server.io),
         timer_(server.io) {}
   Session(const Session&) = delete;
@@ -160,6 +213,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ~Session() {
     if (console_held_) {
       server_->consoles.erase(target_.vmi_uid);
+      server_->log.write("info", "console closed", {{"vmi", vmi_key(target_)}, {"uid", target_.vmi_uid}});
     }
   }
 
@@ -395,12 +449,11 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     closing_ = true;
-    websocket_->async_close(code, [self = shared_from_this()](beast::error_code) {
-      self->server_->log.write("info", "console closed", {{"vmi", vmi_key(self->target_)}});
-    });
+    websocket_->async_close(code, [self = shared_from_this()](beast::error_code) {});
   }
 
   Impl* server_;
+  std::shared_ptr<asio::ssl::context> tls_;  // before stream_, which uses it
   std::optional<TlsStream> stream_;
   std::optional<websocket::stream<TlsStream>> websocket_;
   beast::flat_buffer buffer_;
@@ -431,9 +484,30 @@ void SubresourceServer::Impl::accept() {
       }
       return;
     }
+    self->reload_if_changed();
     std::make_shared<Session>(*self, std::move(socket))->run();
     self->accept();
   });
+}
+
+void SubresourceServer::Impl::reload_if_changed() {
+  std::string now = files_stamp(config);
+  if (now == stamp) {
+    return;
+  }
+  Result<std::shared_ptr<asio::ssl::context>> loaded = load_tls(config);
+  if (!loaded) {
+    // Half-written files, or a key that does not match yet: keep serving the old pair.
+    if (loaded.error().message != reload_error) {
+      reload_error = loaded.error().message;
+      log.write("error", "subresource certificate not reloaded, keeping the old one", {{"error", reload_error}});
+    }
+    return;
+  }
+  tls = std::move(*loaded);
+  stamp = std::move(now);
+  reload_error.clear();
+  log.write("info", "subresource certificate reloaded");
 }
 
 SubresourceServer::SubresourceServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -445,31 +519,14 @@ SubresourceServer::~SubresourceServer() {
 Result<std::unique_ptr<SubresourceServer>> SubresourceServer::start(SubresourceConfig config, LauncherPodsSource pods,
                                                                     EventLog& log) {
   auto impl = std::make_unique<Impl>(std::move(config), std::move(pods), log);
-  asio::ssl::context& tls = impl->tls;
-  tls.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                  asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1 |
-                  asio::ssl::context::single_dh_use);
-  SSL_CTX_set_min_proto_version(tls.native_handle(), TLS1_2_VERSION);
-  SSL_CTX_set_cipher_list(tls.native_handle(), intermediate_ciphers);
+  impl->stamp = files_stamp(impl->config);
+  Result<std::shared_ptr<asio::ssl::context>> tls = load_tls(impl->config);
+  if (!tls) {
+    return tls.error();
+  }
+  impl->tls = std::move(*tls);
   beast::error_code error;
   const SubresourceConfig& c = impl->config;
-  if (tls.use_certificate_chain_file(c.tls_cert, error); error) {
-    return Error{"--subresource-tls-cert " + c.tls_cert + ": " + error.message()};
-  }
-  if (tls.use_private_key_file(c.tls_key, asio::ssl::context::pem, error); error) {
-    return Error{"--subresource-tls-key " + c.tls_key + ": " + error.message()};
-  }
-  if (SSL_CTX_check_private_key(tls.native_handle()) != 1) {
-    return Error{"--subresource-tls-key " + c.tls_key + ": does not match the certificate"};
-  }
-  if (tls.load_verify_file(c.client_ca, error); error) {
-    return Error{"--subresource-client-ca " + c.client_ca + ": " + error.message()};
-  }
-  // The CAs named in the CertificateRequest, so that a client picks the right certificate.
-  if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(c.client_ca.c_str()); names != nullptr) {
-    SSL_CTX_set_client_CA_list(tls.native_handle(), names);  // takes ownership
-  }
-  tls.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
 
   tcp::endpoint endpoint(asio::ip::make_address(c.listen.host, error), c.listen.port);
   if (error) {

@@ -290,6 +290,34 @@ TEST_F(SubresourceServerTest, PauseAndUnpauseReachTheLauncher) {
   EXPECT_EQ(answer.body, R"({"message":"domain is not paused"})");
 }
 
+// The Secret is updated (a new CA and pair): new connections use the new files at once.
+TEST_F(SubresourceServerTest, ReplacedFilesAreUsedByNewConnections) {
+  start_server();
+  EXPECT_EQ(request("serve", http::verb::put, std::string(vmi_path) + "/pause").status, 200U);
+  const fs::path d = dir_.path();
+  const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes ";
+  ASSERT_TRUE(run("openssl req -x509" + ec + "-keyout " + (d / "ca2.key").string() + " -out " +
+                  (d / "ca2.crt").string() + " -days 1 -subj /CN=test-ca-2"));
+  for (const auto& [name, cn] : {std::pair{"server2", "node0"}, std::pair{"serve2", "vmgate-subresources"}}) {
+    ASSERT_TRUE(run("openssl req -new" + ec + "-keyout " + (d / (std::string(name) + ".key")).string() + " -out " +
+                    (d / (std::string(name) + ".csr")).string() + " -subj /CN=" + cn));
+    ASSERT_TRUE(run("openssl x509 -req -in " + (d / (std::string(name) + ".csr")).string() + " -CA " +
+                    (d / "ca2.crt").string() + " -CAkey " + (d / "ca2.key").string() +
+                    " -CAcreateserial -days 1 -out " + (d / (std::string(name) + ".crt")).string()));
+  }
+  // As the kubelet updates a Secret volume: each file replaced whole.
+  for (const auto& [from, to] : {std::pair{"server2.crt", "server.crt"}, std::pair{"server2.key", "server.key"},
+                                 std::pair{"ca2.crt", "ca.crt"}}) {
+    fs::copy_file(d / from, d / (std::string(to) + ".new"));
+    fs::rename(d / (std::string(to) + ".new"), d / to);
+  }
+  // The test's client trusts ca.crt, now the new CA, which signed the new server certificate.
+  EXPECT_EQ(request("serve2", http::verb::put, std::string(vmi_path) + "/pause").status, 200U);
+  const HttpAnswer old = request("serve", http::verb::put, std::string(vmi_path) + "/pause");
+  EXPECT_EQ(old.status, 0U) << old.body;
+  EXPECT_NE(log_text_.str().find("subresource certificate reloaded"), std::string::npos);
+}
+
 TEST_F(SubresourceServerTest, AnotherVmiOrUidIsNotFound) {
   start_server();
   HttpAnswer answer =

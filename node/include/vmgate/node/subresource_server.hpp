@@ -6,6 +6,8 @@
 // lays it out below --kubelet-root: `vmgate-control.sock` (one line each way) and the guest's
 // serial console `virt-serial0` (a WebSocket of binary frames both ways). The decisions are
 // subresource_request.hpp's.
+// The certificate, key and client CA are loaded again when they change (looked at on each new
+// connection; a failed load keeps the old ones).
 // Limits: TLS >= 1.2; the handshake and the request head within handshake_timeout; a request
 // body of at most 64 KiB; the launcher's answer within launcher_timeout; one console per VMI; the
 // console relays with backpressure (one buffer of 16 KiB each way, a side read only once the
