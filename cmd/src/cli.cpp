@@ -13,6 +13,8 @@
 #include "vmgate/kube/command_frame.hpp"
 #include "vmgate/server/certs_command.hpp"
 #include "vmgate/server/certs_options.hpp"
+#include "vmgate/server/subresources_command.hpp"
+#include "vmgate/server/subresources_options.hpp"
 #include "vmgate/server/check_command.hpp"
 #include "vmgate/server/check_options.hpp"
 #include "vmgate/server/kubectl_plugin.hpp"
@@ -117,6 +119,10 @@ int dispatch(std::span<const std::string_view> args, const Console& console, Fro
       console.out << controller::controller_usage();
       return 0;
     }
+    if (command == "help" && !rest.empty() && rest.front() == "subresources") {
+      console.out << subresources::subresources_usage();
+      return 0;
+    }
     if (command == "help" && !rest.empty() && rest.front() == "certs") {
       console.out << certs::certs_usage();
       return 0;
@@ -139,6 +145,9 @@ int dispatch(std::span<const std::string_view> args, const Console& console, Fro
   }
   if (command == "controller") {
     return controller::run_controller(rest, console.out, console.err);
+  }
+  if (command == "subresources") {
+    return subresources::run_subresources(rest, console.out, console.err);
   }
   console.err << "error: unknown command \"" << command << "\"\nSee '" << command_name(frontend) << " --help'.\n";
   return exit_usage;
@@ -178,6 +187,8 @@ Usage:
                [--operation CREATE|UPDATE] [--namespace NS] [-o text|json|yaml]
   vmgate certs --namespace NS --service NAME --secret NAME [--write-dir DIR] [--once] [options]
   vmgate controller [--kubeconfig FILE] [--namespace NS] [--lease-namespace NS --lease-name NAME] [options]
+  vmgate subresources --tls-cert FILE --tls-key FILE --node-link-cert FILE --node-link-key FILE
+                      --node-link-ca FILE [options]
   vmgate version
   vmgate --help
 
@@ -185,11 +196,12 @@ Commands:
   serve    serve the admission webhooks over HTTPS to kube-apiserver
   certs    keep a self-managed CA and serving certificate, and the webhooks' CA bundle
   controller  run VirtualMachines: VMIs from their run strategies, a launcher pod per VMI
+  subresources  serve KubeVirt's subresources.kubevirt.io API for virtctl (start, stop, console, ...)
   check    run the admission webhooks on manifests, offline, and print the verdicts
   version  print vmgate's version
 
-Run 'vmgate serve --help', 'vmgate check --help', 'vmgate certs --help' or
-'vmgate controller --help' for their options.
+Run 'vmgate serve --help', 'vmgate check --help', 'vmgate certs --help',
+'vmgate controller --help' or 'vmgate subresources --help' for their options.
 As 'kubectl-vmgate' on the PATH (a symlink to vmgate), it is the kubectl plugin 'kubectl vmgate'.
 )";
 }

@@ -317,6 +317,7 @@ class Executor {
         body = json::to_string(action.body);
         content_type = "application/merge-patch+json";
         break;
+      case ActionKind::patch_vm_spec:
       case ActionKind::remove_finalizer:
         method = "PATCH";
         target = object;
@@ -351,8 +352,10 @@ class Executor {
       log_("info", "write", fields);
       return;
     }
-    // Someone got there first (409 on a create, a gone object, a failed precondition): the next
-    // plan sees the outcome.
+    // Someone got there first (409 on a create, a gone object, a failed precondition such as the
+    // resourceVersion of a VM status patch that rewrites status.stateChangeRequests): the change
+    // that made the object newer reaches the watch, which wakes the next plan, and that plan
+    // starts from the newer object.
     const bool benign = status == 404 || status == 409;
     if (benign) {
       throttle_.succeeded(key);

@@ -200,14 +200,92 @@ bool restarting_strategy(std::string_view strategy) {
   return strategy == "Always" || strategy == "RerunOnFailure" || strategy == "Once";
 }
 
-// isVMIStartExpected / the printable status rules, first match wins.
+// status.stateChangeRequests, virt-api's subresources' way of asking (virtctl start, stop,
+// restart): KubeVirt's VirtualMachineStateChangeRequest {action, data, uid}. Only the first
+// counts (hasStartRequest, hasStopRequestForVMI); the others wait their turn.
+const json::Value* first_request(const json::Value& vm) {
+  const json::Value* requests = json::find_path(vm, {"status", "stateChangeRequests"});
+  if (requests == nullptr || !requests->IsArray() || requests->Empty() || !(*requests)[0].IsObject()) {
+    return nullptr;
+  }
+  return &(*requests)[0];
+}
+
+// hasStartRequest.
+bool has_start_request(const json::Value& vm) {
+  const json::Value* first = first_request(vm);
+  return first != nullptr && json::find_string(*first, "action") == "Start";
+}
+
+// hasStartPausedRequest: a Start with data {"paused": "true"} (StartRequestDataPausedKey and
+// StartRequestDataPausedTrue; virtctl start --paused).
+bool has_start_paused_request(const json::Value& vm) {
+  const json::Value* first = first_request(vm);
+  if (first == nullptr || json::find_string(*first, "action") != "Start") {
+    return false;
+  }
+  const json::Value* data = json::find_object(*first, "data");
+  return data != nullptr && json::find_string(*data, "paused") == "true";
+}
+
+// Whether any request of the list has this action.
+bool has_request(const json::Value& vm, std::string_view kind) {
+  const json::Value* requests = json::find_path(vm, {"status", "stateChangeRequests"});
+  if (requests == nullptr || !requests->IsArray()) {
+    return false;
+  }
+  return std::any_of(requests->Begin(), requests->End(), [kind](const json::Value& request) {
+    return request.IsObject() && json::find_string(request, "action") == kind;
+  });
+}
+
+// hasStopRequestForVMI: a Stop naming this VMI's uid.
+bool has_stop_request_for(const json::Value& vm, const json::Value& vmi) {
+  const json::Value* first = first_request(vm);
+  if (first == nullptr || json::find_string(*first, "action") != "Stop") {
+    return false;
+  }
+  const std::string_view uid = json::find_string(*first, "uid");
+  return !uid.empty() && uid == meta_string(vmi, "uid");
+}
+
+// isTrimFirstChangeRequestNeeded: the first request is done or moot. A Stop once there is no VMI,
+// or one whose uid is not the VMI's (a VMI stopped before; a Stop without uid can never be acted
+// on); a Start once a VMI exists that is neither being deleted nor final.
+bool trim_first_request(const json::Value& requests, const json::Value* vmi) {
+  if (requests.Empty()) {
+    return false;
+  }
+  const json::Value& first = requests[0];
+  const std::string_view kind = first.IsObject() ? json::find_string(first, "action") : std::string_view();
+  if (kind == "Stop") {
+    const std::string_view uid = json::find_string(first, "uid");
+    return vmi == nullptr || uid.empty() || uid != meta_string(*vmi, "uid");
+  }
+  if (kind == "Start") {
+    return vmi != nullptr && !deleting(*vmi) && !is_final(*vmi);
+  }
+  return false;
+}
+
+// isVMIStopExpected: the run strategy deletes this VMI now (syncRunStrategy's stopVMI; KubeVirt
+// knows it from its deletion expectations, the planner from the same decision): Halted, or a
+// Stop request for it under Always, RerunOnFailure or Manual.
+bool stop_expected(const json::Value& vm, const json::Value& vmi, std::string_view strategy) {
+  return strategy == "Halted" || ((strategy == "Always" || strategy == "RerunOnFailure" || strategy == "Manual") &&
+                                  has_stop_request_for(vm, vmi));
+}
+
+// setPrintableStatus: first match of Terminating, Stopping, (Migrating,) Paused, Running, (the
+// storage and image-pull ones,) Starting, CrashLoopBackOff, Stopped, else Unknown.
 std::string printable_status(const json::Value& vm, const json::Value* vmi, bool start_expected,
                              const json::Value* start_failure) {
   const std::string strategy = run_strategy(vm);
   if (deleting(vm)) {
     return "Terminating";
   }
-  if (vmi != nullptr && !is_final(*vmi) && (deleting(*vmi) || strategy == "Halted")) {
+  // isVirtualMachineStatusStopping.
+  if (vmi != nullptr && !is_final(*vmi) && (deleting(*vmi) || stop_expected(vm, *vmi, strategy))) {
     return "Stopping";
   }
   if (vmi != nullptr && phase_of(*vmi) == "Running") {
@@ -240,11 +318,45 @@ std::string printable_status(const json::Value& vm, const json::Value* vmi, bool
   return "Stopped";
 }
 
-// status.stateChangeRequests[0] is a Start (hasStartRequest).
-bool has_start_request(const json::Value& vm) {
-  const json::Value* requests = json::find_path(vm, {"status", "stateChangeRequests"});
-  return requests != nullptr && requests->IsArray() && !requests->Empty() &&
-         json::find_string((*requests)[0], "action") == "Start";
+// syncRunStrategy, Halted, no VMI and a Start request (virt-api leaves `virtctl start --paused`
+// of a stopped VM to the controller): the VM is set to run, runStrategy Always, or running true
+// on a VM that uses spec.running. KubeVirt updates the VM it read (refused when it changed since);
+// here a JSON patch tests the uid and the value it replaces, so that a concurrent edit makes it
+// fail (422) instead of being overwritten. The next plan starts the VMI.
+Action start_halted(const json::Value& vm) {
+  const json::Value* spec = json::find_object(vm, "spec");
+  const json::Value* strategy = spec == nullptr ? nullptr : json::find(*spec, "runStrategy");
+  const json::Value* running = spec == nullptr ? nullptr : json::find(*spec, "running");
+  const bool use_strategy = strategy != nullptr && !strategy->IsNull();
+  Action out = action(ActionKind::patch_vm_spec, "VirtualMachine", vm,
+                      use_strategy ? "a Start request: runStrategy Always" : "a Start request: running true");
+  auto& a = out.body.GetAllocator();
+  out.body.SetArray();
+  const auto op = [&out, &a](std::string_view name, std::string_view path, json::Value value) {
+    json::Value item(rapidjson::kObjectType);
+    json::set_string(item, "op", name, a);
+    json::set_string(item, "path", path, a);
+    json::set(item, "value", std::move(value), a);
+    out.body.PushBack(item, a);
+  };
+  if (const std::string_view uid = meta_string(vm, "uid"); !uid.empty()) {
+    op("test", "/metadata/uid", json::Value(uid.data(), static_cast<rapidjson::SizeType>(uid.size()), a));
+  }
+  if (use_strategy) {
+    op("test", "/spec/runStrategy", json::copy(*strategy, a));
+    op("replace", "/spec/runStrategy", json::Value("Always", a));
+  } else if (running != nullptr && !running->IsNull()) {
+    op("test", "/spec/running", json::copy(*running, a));
+    op("replace", "/spec/running", json::Value(true));
+  } else {
+    // Neither field: nothing to test but the object's version.
+    if (const std::string_view version = meta_string(vm, "resourceVersion"); !version.empty()) {
+      op("test", "/metadata/resourceVersion",
+         json::Value(version.data(), static_cast<rapidjson::SizeType>(version.size()), a));
+    }
+    op("add", "/spec/running", json::Value(true));
+  }
+  return out;
 }
 
 // Whether the status fields the controller owns differ (conditions compared without times).
@@ -253,8 +365,8 @@ bool status_differs(const json::Value& vm, const json::Value& wanted) {
   if (current == nullptr) {
     return true;
   }
-  if (json::has(wanted, "stateChangeRequests") != has_start_request(vm)) {
-    return true;
+  if (json::find(wanted, "stateChangeRequests") != nullptr) {
+    return true;  // only there (a list, or null) when they change
   }
   for (const char* field : {"printableStatus", "ready", "created", "runStrategy", "startFailure"}) {
     const json::Value* have = json::find(*current, field);
@@ -294,6 +406,8 @@ std::string_view to_string(ActionKind kind) {
       return "patch VirtualMachineInstance";
     case ActionKind::patch_vm_status:
       return "patch VirtualMachine status";
+    case ActionKind::patch_vm_spec:
+      return "patch VirtualMachine spec";
     case ActionKind::remove_finalizer:
       return "remove finalizer";
   }
@@ -453,9 +567,16 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
     }
     const std::string strategy = run_strategy(*vm);
     bool start = false;
-    bool start_request = has_start_request(*vm);
+    bool add_start_request = false;
+    const bool start_request = has_start_request(*vm);
+    const bool stop_request = vmi != nullptr && has_stop_request_for(*vm, *vmi);
     const json::Value* status = json::find_object(*vm, "status");
     const std::string_view previous_strategy = status == nullptr ? "" : json::find_string(*status, "runStrategy");
+    const auto stop_vmi = [&](std::string reason) {
+      if (!deleting(*vmi)) {  // stopVMI: a VMI being deleted is left to go
+        actions.push_back(action(ActionKind::delete_vmi, "VirtualMachineInstance", *vmi, std::move(reason)));
+      }
+    };
     if (deleting(*vm)) {
       if (vmi != nullptr && !deleting(*vmi)) {
         actions.push_back(
@@ -466,30 +587,44 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
             remove_finalizer(*vm, "VirtualMachine", {vmi_finalizer}, "its VirtualMachineInstance is gone"));
       }
     } else if (strategy == "Always") {
+      // A Stop request for the VMI (virtctl restart: [Stop uid, Start]) or a final VMI: deleted,
+      // and a new one started once it is gone.
       if (vmi == nullptr) {
         start = true;
-      } else if (is_final(*vmi) && !deleting(*vmi)) {
-        actions.push_back(action(ActionKind::delete_vmi, "VirtualMachineInstance", *vmi,
-                                 "runStrategy Always: restarting a VMI in phase " + std::string(phase_of(*vmi))));
+      } else if (stop_request) {
+        stop_vmi("runStrategy Always: a Stop request for the VMI (a restart)");
+      } else if (is_final(*vmi)) {
+        stop_vmi("runStrategy Always: restarting a VMI in phase " + std::string(phase_of(*vmi)));
       }
     } else if (strategy == "RerunOnFailure") {
       if (vmi == nullptr) {
         // shouldStartRerunOnFailure: on a switch to the strategy, or by a start request (which
         // a failure leaves, below).
         start = previous_strategy != strategy || start_request;
-      } else if ((phase_of(*vmi) == "Failed" || phase_of(*vmi) == "Succeeded") && !deleting(*vmi)) {
-        actions.push_back(action(ActionKind::delete_vmi, "VirtualMachineInstance", *vmi,
-                                 "runStrategy RerunOnFailure: VMI " + std::string(phase_of(*vmi))));
-        start_request = phase_of(*vmi) == "Failed";  // addStartRequest
+      } else if (phase_of(*vmi) == "Failed" && !deleting(*vmi) && !has_request(*vm, "Start")) {
+        // addStartRequest, written before the VMI goes: KubeVirt deletes the VMI and appends a
+        // Start in one sync; here the delete waits for a plan that sees the Start stored, so
+        // that a status patch refused for a stale resourceVersion (409) cannot lose the rerun.
+        add_start_request = true;
+      } else if (stop_request || phase_of(*vmi) == "Failed" || phase_of(*vmi) == "Succeeded") {
+        stop_vmi(stop_request ? "runStrategy RerunOnFailure: a Stop request for the VMI"
+                              : "runStrategy RerunOnFailure: VMI " + std::string(phase_of(*vmi)));
       }
     } else if (strategy == "Once") {
       start = vmi == nullptr && previous_strategy != strategy;
     } else if (strategy == "Halted") {
-      if (vmi != nullptr && !deleting(*vmi)) {
-        actions.push_back(action(ActionKind::delete_vmi, "VirtualMachineInstance", *vmi, "runStrategy Halted"));
+      if (vmi != nullptr) {
+        stop_vmi("runStrategy Halted");
+      } else if (start_request) {
+        actions.push_back(start_halted(*vm));
       }
     } else if (strategy == "Manual") {
-      start = vmi == nullptr && start_request;  // a start request (virtctl start)
+      // Started and stopped only by requests (virtctl start, stop, restart).
+      if (vmi == nullptr) {
+        start = start_request;
+      } else if (stop_request) {
+        stop_vmi("runStrategy Manual: a Stop request for the VMI");
+      }
     } else {
       std::string line = key;
       line += ": runStrategy " + strategy;
@@ -516,24 +651,48 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
         Action create = action(ActionKind::create_vmi, "VirtualMachineInstance", *vm, "runStrategy " + strategy);
         create.uid.clear();
         create.body = std::move(built.value());
+        if (has_start_paused_request(*vm)) {  // SetupVMIFromVM
+          auto& a = create.body.GetAllocator();
+          json::set_string(json::ensure_object(create.body, "spec", a), "startStrategy", "Paused", a);
+        }
         actions.push_back(std::move(create));
-        start_request = false;  // startVMI consumes the request
       }
     }
     json::Document wanted = vm_status(*vm, vmi, start, state.now, &start_failure);
-    if (start_request) {
+    // updateStatus: the requests as addStartRequest and isTrimFirstChangeRequestNeeded leave them;
+    // the rest of the list as it is. Written whole (null when empty) with the resourceVersion
+    // planned from, so that a request the API server added meanwhile is not lost: the patch is
+    // refused (409) and the next plan sees it.
+    json::Value requests(rapidjson::kArrayType);
+    {
       auto& a = wanted.GetAllocator();
-      json::Value request(rapidjson::kObjectType);
-      json::set_string(request, "action", "Start", a);
-      json::Value requests(rapidjson::kArrayType);
-      requests.PushBack(request, a);
-      json::set(wanted, "stateChangeRequests", std::move(requests), a);
-    } else if (has_start_request(*vm)) {
-      json::set(wanted, "stateChangeRequests", json::Value(), wanted.GetAllocator());  // merge patch: remove
+      if (const json::Value* current = json::find_path(*vm, {"status", "stateChangeRequests"});
+          current != nullptr && current->IsArray()) {
+        requests.CopyFrom(*current, a);
+      }
+      if (add_start_request) {
+        json::Value request(rapidjson::kObjectType);
+        json::set_string(request, "action", "Start", a);
+        requests.PushBack(request, a);
+      }
+      if (trim_first_request(requests, vmi)) {
+        requests.Erase(requests.Begin());
+      }
+    }
+    const json::Value* stored = json::find_path(*vm, {"status", "stateChangeRequests"});
+    const bool requests_changed = stored == nullptr || stored->IsNull()
+                                      ? !requests.Empty()
+                                      : !(stored->IsArray() && json::equal(*stored, requests));
+    if (requests_changed) {
+      json::set(wanted, "stateChangeRequests", requests.Empty() ? json::Value() : std::move(requests),
+                wanted.GetAllocator());
     }
     if (status_differs(*vm, wanted)) {
       Action patch = action(ActionKind::patch_vm_status, "VirtualMachine", *vm,
                             "printableStatus " + std::string(json::find_string(wanted, "printableStatus")));
+      if (requests_changed) {
+        seen_version(patch.body, *vm);
+      }
       auto& a = patch.body.GetAllocator();
       json::set(patch.body, "status", json::copy(wanted, a), a);
       actions.push_back(std::move(patch));

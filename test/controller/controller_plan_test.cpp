@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <map>
 
+#include "support/apply_patch.hpp"
+#include "support/json_pointer.hpp"
 #include "support/json_test_support.hpp"
 #include "vmgate/admission/cluster.hpp"
 #include "vmgate/admission/pipeline.hpp"
@@ -94,10 +96,18 @@ struct World {
     return out;
   }
 
+  static std::string_view text_or_empty(const json::Value& object, const char* pointer) {
+    const json::Value* found = testing::resolve(object, pointer);
+    return found != nullptr && found->IsString() ? json::as_view(*found) : std::string_view();
+  }
+
+  // A JSON merge patch (RFC 7386): null removes.
   static void merge(json::Value& target, const json::Value& patch, json::Allocator& a) {
     for (const auto& member : patch.GetObject()) {
       const std::string_view key(member.name.GetString(), member.name.GetStringLength());
-      if (member.value.IsObject() && json::find(target, key) != nullptr && json::find(target, key)->IsObject()) {
+      if (member.value.IsNull()) {
+        json::erase(target, key);
+      } else if (member.value.IsObject() && json::find(target, key) != nullptr && json::find(target, key)->IsObject()) {
         merge(*json::find(target, key), member.value, a);
       } else {
         json::set(target, key, json::copy(member.value, a), a);
@@ -109,6 +119,11 @@ struct World {
   std::size_t step(const PlanSettings& settings) {
     State current = state();
     std::vector<Action> actions = plan(current, settings);
+    apply(actions);
+    return actions.size();
+  }
+
+  void apply(std::vector<Action>& actions) {
     for (Action& action : actions) {
       log.push_back(std::string(to_string(action.kind)) + " " + action.name);
       auto& objects = store(action.kind_name);
@@ -133,11 +148,25 @@ struct World {
         case ActionKind::patch_vmi:
         case ActionKind::patch_vm_status: {
           auto found = objects.find(key);
-          if (found != objects.end()) {
-            if (action.kind == ActionKind::patch_vm_status) {
-              json::erase(found->second, "status");
-            }
+          // A resourceVersion in the patch is a precondition (409 when the object changed).
+          const std::string_view version = text_or_empty(action.body, "/metadata/resourceVersion");
+          if (found != objects.end() && !version.empty() &&
+              version != text_or_empty(found->second, "/metadata/resourceVersion")) {
+            ++conflicts;
+          } else if (found != objects.end()) {
             merge(found->second, action.body, found->second.GetAllocator());
+          }
+          break;
+        }
+        case ActionKind::patch_vm_spec: {
+          auto found = objects.find(key);
+          if (found != objects.end()) {
+            Result<json::Document> patched = testing::apply_patch(found->second, action.body);
+            if (patched) {
+              found->second = std::move(patched.value());
+            } else {
+              ++conflicts;  // a failed test: 422
+            }
           }
           break;
         }
@@ -155,7 +184,6 @@ struct World {
         }
       }
     }
-    return actions.size();
   }
 
   void settle(const PlanSettings& settings) {
@@ -180,6 +208,25 @@ struct World {
     json::set_string(json::ensure_object(pod, "status", pod.GetAllocator()), "phase", phase, pod.GetAllocator());
   }
   std::string vm_status() const { return text(vms.begin()->second, "/status/printableStatus"); }
+
+  // status.stateChangeRequests as the API server's subresources write them (virt-api's JSON
+  // patch), and as the VM holds them ("none" when absent).
+  void set_requests(std::string_view list) {
+    json::Document& vm = vms.begin()->second;
+    auto& a = vm.GetAllocator();
+    json::set(json::ensure_object(vm, "status", a), "stateChangeRequests", json::copy(parse(list), a), a);
+  }
+  std::string requests() const {
+    const json::Value* list = json::find_path(vms.begin()->second, {"status", "stateChangeRequests"});
+    return list == nullptr ? "none" : testing::dump(*list);
+  }
+  std::string vmi_uid() const { return text(vmis.begin()->second, "/metadata/uid"); }
+  // Steps until the VMI is gone (its delete, its pod's, its finalizers').
+  void step_until_vmi_gone(const PlanSettings& settings) {
+    for (int i = 0; i < 10 && !vmis.empty(); ++i) {
+      step(settings);
+    }
+  }
 };
 
 PlanSettings settings() {
@@ -364,7 +411,7 @@ TEST(Plan, AVmiThatNeverRunsBacksItsVmOff) {
   world.set_vmi_phase("Running", true);
   world.settle(settings());
   EXPECT_EQ(world.vm_status(), "Running");
-  EXPECT_EQ(text(world.vms.begin()->second, "/status/startFailure"), "null");
+  EXPECT_EQ(text(world.vms.begin()->second, "/status/startFailure"), "<absent>");
   const json::Value* transitions = json::find_path(world.vmis.begin()->second, {"status", "phaseTransitionTimestamps"});
   ASSERT_NE(transitions, nullptr);
   EXPECT_EQ(text(world.vmis.begin()->second, "/status/phaseTransitionTimestamps/1/phase"), "Running");
@@ -736,6 +783,277 @@ TEST(Plan, TheControllersOwnVmisPassAdmission) {
   ASSERT_EQ(world.vmis.size(), 1U);
   EXPECT_EQ(world.pods.size(), 1U);
   EXPECT_EQ(text(world.vmis.begin()->second, "/status/phase"), "Scheduling");
+}
+
+}  // namespace
+}  // namespace vmgate::controller
+
+namespace vmgate::controller {
+namespace {
+
+// State change requests (virtctl start, stop, restart through virt-api's subresources), as
+// vm.go's syncRunStrategy and updateStatus act on them: only the first counts.
+
+// virtctl restart of an Always VM: [Stop uid, Start]. The VMI goes; once it is gone the Stop is
+// dropped and the strategy starts a new VMI; once that VMI is seen the Start is dropped.
+TEST(StateChangeRequests, RestartOfAnAlwaysVm) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  world.settle(settings());
+  world.set_vmi_phase("Running", true);
+  world.settle(settings());
+  const std::string old_uid = world.vmi_uid();
+  const std::string restart = R"([{"action":"Stop","uid":")" + old_uid + R"("},{"action":"Start"}])";
+  world.set_requests(restart);
+
+  world.step(settings());
+  EXPECT_EQ(world.log.back(), "patch VirtualMachine status vm1");
+  EXPECT_NE(std::find(world.log.begin(), world.log.end(), "delete VirtualMachineInstance vm1"), world.log.end());
+  EXPECT_EQ(world.vm_status(), "Stopping");
+  EXPECT_EQ(world.requests(), testing::dump(parse(restart)));  // the Stop stays while the VMI is there
+
+  world.step_until_vmi_gone(settings());
+  ASSERT_TRUE(world.vmis.empty());
+  EXPECT_EQ(world.requests(), testing::dump(parse(restart)));
+
+  world.log.clear();
+  world.step(settings());
+  EXPECT_EQ(world.log.front(), "create VirtualMachineInstance vm1");
+  ASSERT_EQ(world.vmis.size(), 1U);
+  EXPECT_NE(world.vmi_uid(), old_uid);
+  EXPECT_EQ(world.requests(), R"([{"action":"Start"}])");
+
+  world.settle(settings());
+  world.set_vmi_phase("Running", true);
+  world.settle(settings());
+  EXPECT_EQ(world.requests(), "none");
+  EXPECT_EQ(world.vm_status(), "Running");
+  EXPECT_EQ(world.vmis.size(), 1U);
+}
+
+// virtctl start and stop of a Manual VM: [Start] starts it, [Stop uid] deletes the VMI; each is
+// dropped once done. A restart ([Stop uid, Start]) of a Manual VM starts once the Stop is gone.
+TEST(StateChangeRequests, StartAndStopOfAManualVm) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Manual")"));
+  world.settle(settings());
+  EXPECT_TRUE(world.vmis.empty());
+
+  world.set_requests(R"([{"action":"Start"}])");
+  world.log.clear();
+  world.step(settings());
+  ASSERT_EQ(world.vmis.size(), 1U);
+  EXPECT_EQ(world.log.front(), "create VirtualMachineInstance vm1");
+  EXPECT_EQ(world.requests(), R"([{"action":"Start"}])");  // until the VMI is seen
+  world.settle(settings());
+  EXPECT_EQ(world.requests(), "none");
+  world.set_vmi_phase("Running", true);
+  world.settle(settings());
+  EXPECT_EQ(world.vm_status(), "Running");
+
+  world.set_requests(R"([{"action":"Stop","uid":")" + world.vmi_uid() + R"("}])");
+  world.step(settings());
+  EXPECT_EQ(world.vm_status(), "Stopping");
+  world.settle(settings());
+  EXPECT_TRUE(world.vmis.empty());
+  EXPECT_EQ(world.requests(), "none");
+  EXPECT_EQ(world.vm_status(), "Stopped");
+
+  // Restart.
+  world.set_requests(R"([{"action":"Start"}])");
+  world.settle(settings());
+  world.set_vmi_phase("Running", true);
+  world.set_requests(R"([{"action":"Stop","uid":")" + world.vmi_uid() + R"("},{"action":"Start"}])");
+  world.step_until_vmi_gone(settings());
+  ASSERT_TRUE(world.vmis.empty());
+  world.log.clear();
+  world.step(settings());  // no VMI: the Stop goes, nothing starts yet (the Start is not first)
+  EXPECT_TRUE(world.vmis.empty());
+  EXPECT_EQ(world.requests(), R"([{"action":"Start"}])");
+  world.step(settings());
+  EXPECT_EQ(world.vmis.size(), 1U);
+  world.settle(settings());
+  EXPECT_EQ(world.requests(), "none");
+}
+
+// A Start on a Halted VM (virtctl start --paused; virt-api patches a plain start itself): the
+// spec is set to run, with a JSON patch that tests the value it replaces; then the VMI starts,
+// paused as asked.
+TEST(StateChangeRequests, AHaltedVmIsSetToRunByAStartRequest) {
+  struct Case {
+    const char* strategy;
+    const char* path;
+    const char* value;
+  };
+  for (const Case& each : {Case{R"("runStrategy":"Halted")", "/spec/runStrategy", "Always"},
+                           Case{R"("running":false)", "/spec/running", "true"}}) {
+    World world;
+    world.put("VirtualMachine", vm_doc(each.strategy));
+    world.settle(settings());
+    world.set_requests(R"([{"action":"Start","data":{"paused":"true"}}])");
+
+    std::vector<Action> actions = plan(world.state(), settings());
+    ASSERT_FALSE(actions.empty()) << each.strategy;
+    EXPECT_EQ(actions[0].kind, ActionKind::patch_vm_spec) << each.strategy;
+    EXPECT_EQ(testing::dump(actions[0].body),
+              R"([{"op":"test","path":"/metadata/uid","value":"vm-uid-1"},{"op":"test","path":")" +
+                  std::string(each.path) + R"(","value":)" +
+                  (each.path == std::string("/spec/running") ? "false" : R"("Halted")") +
+                  R"(},{"op":"replace","path":")" + each.path + R"(","value":)" +
+                  (each.path == std::string("/spec/running") ? "true" : R"("Always")") + "}]")
+        << each.strategy;
+    // Someone changed the field since: the patch fails instead of overwriting it.
+    json::Document edited;
+    edited.CopyFrom(world.vms.begin()->second, edited.GetAllocator());
+    json::set_string(edited["spec"], "runStrategy", "Manual", edited.GetAllocator());
+    json::erase(edited["spec"], "running");
+    EXPECT_FALSE(testing::apply_patch(edited, actions[0].body)) << each.strategy;
+
+    world.step(settings());
+    EXPECT_EQ(text(world.vms.begin()->second, each.path), each.value) << each.strategy;
+    EXPECT_TRUE(world.vmis.empty());
+    world.step(settings());
+    ASSERT_EQ(world.vmis.size(), 1U) << each.strategy;
+    EXPECT_EQ(text(world.vmis.begin()->second, "/spec/startStrategy"), "Paused") << each.strategy;
+    world.settle(settings());
+    EXPECT_EQ(world.requests(), "none") << each.strategy;
+    EXPECT_EQ(world.conflicts, 0) << each.strategy;
+  }
+}
+
+// A VM that uses neither field gets running: true, tested against its resourceVersion.
+TEST(StateChangeRequests, AHaltedVmWithoutEitherFieldGetsRunning) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("template":{})", R"(,"resourceVersion":"7")"));
+  json::erase(world.vms.begin()->second["spec"], "template");
+  world.set_requests(R"([{"action":"Start"}])");
+  std::vector<Action> actions = plan(world.state(), settings());
+  ASSERT_FALSE(actions.empty());
+  EXPECT_EQ(testing::dump(actions[0].body), R"([{"op":"test","path":"/metadata/uid","value":"vm-uid-1"},)"
+                                            R"({"op":"test","path":"/metadata/resourceVersion","value":"7"},)"
+                                            R"({"op":"add","path":"/spec/running","value":true}])");
+}
+
+// A Stop for another VMI (an earlier one), or without a uid, is dropped and stops nothing; a Stop
+// with no VMI is dropped; a Start while the VMI runs is dropped.
+TEST(StateChangeRequests, MootRequestsAreDropped) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Always")"));
+  world.settle(settings());
+  world.set_vmi_phase("Running", true);
+  world.settle(settings());
+  const std::string uid = world.vmi_uid();
+
+  world.set_requests(R"([{"action":"Stop","uid":"an-earlier-vmi"},{"action":"Start"}])");
+  world.log.clear();
+  world.step(settings());
+  EXPECT_EQ(world.log, std::vector<std::string>{"patch VirtualMachine status vm1"});
+  EXPECT_EQ(world.requests(), R"([{"action":"Start"}])");
+  world.step(settings());
+  EXPECT_EQ(world.requests(), "none");
+  EXPECT_EQ(world.vmi_uid(), uid);
+
+  world.set_requests(R"([{"action":"Stop"}])");
+  world.settle(settings());
+  EXPECT_EQ(world.requests(), "none");
+  EXPECT_EQ(world.vmi_uid(), uid);
+  EXPECT_EQ(world.vm_status(), "Running");
+
+  World manual;
+  manual.put("VirtualMachine", vm_doc(R"("runStrategy":"Manual")"));
+  manual.set_requests(R"([{"action":"Stop","uid":"gone"},{"action":"Stop","uid":"gone-too"}])");
+  manual.step(settings());
+  EXPECT_EQ(manual.requests(), R"([{"action":"Stop","uid":"gone-too"}])");  // one a plan
+  manual.settle(settings());
+  EXPECT_EQ(manual.requests(), "none");
+  EXPECT_TRUE(manual.vmis.empty());
+}
+
+// The status patch that rewrites the requests is conditional on the VM it was planned from, and
+// writes the whole list (null when empty); other status patches are not conditional.
+TEST(StateChangeRequests, TheRewriteCarriesTheResourceVersion) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Manual")", R"(,"resourceVersion":"42")"));
+  world.set_requests(R"([{"action":"Stop","uid":"gone"},{"action":"Start","data":{"paused":"true"}}])");
+  std::vector<Action> actions = plan(world.state(), settings());
+  ASSERT_EQ(actions.size(), 1U);
+  EXPECT_EQ(actions[0].kind, ActionKind::patch_vm_status);
+  EXPECT_EQ(text(actions[0].body, "/metadata/resourceVersion"), "42");
+  EXPECT_EQ(testing::dump(actions[0].body["status"]["stateChangeRequests"]),
+            R"([{"action":"Start","data":{"paused":"true"}}])");
+
+  world.set_requests(R"([{"action":"Stop","uid":"gone"}])");
+  actions = plan(world.state(), settings());
+  ASSERT_EQ(actions.size(), 1U);
+  EXPECT_EQ(text(actions[0].body, "/metadata/resourceVersion"), "42");
+  EXPECT_TRUE(actions[0].body["status"]["stateChangeRequests"].IsNull());
+
+  json::erase(world.vms.begin()->second["status"], "stateChangeRequests");
+  actions = plan(world.state(), settings());
+  ASSERT_EQ(actions.size(), 1U);  // the status itself, first written
+  EXPECT_EQ(text(actions[0].body, "/metadata/resourceVersion"), "<absent>");
+  EXPECT_FALSE(json::has(actions[0].body["status"], "stateChangeRequests"));
+}
+
+// virtctl stop while the controller drops a done Start (virt-api replaces the list by [Stop uid]):
+// the controller's rewrite, planned from the older VM, is refused and the Stop is kept and acted on.
+TEST(StateChangeRequests, AStopWrittenMeanwhileIsNotLost) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"Manual")", R"(,"resourceVersion":"1")"));
+  world.set_requests(R"([{"action":"Start"}])");
+  world.step(settings());  // creates the VMI; the Start stays until the VMI is seen
+  ASSERT_EQ(world.vmis.size(), 1U);
+  std::vector<Action> actions = plan(world.state(), settings());  // its pod; drops the Start
+  const std::string stop = R"([{"action":"Stop","uid":")" + world.vmi_uid() + R"("}])";
+  world.set_requests(stop);  // virt-api, before the controller's write lands
+  json::set_string(world.vms.begin()->second["metadata"], "resourceVersion", "2",
+                   world.vms.begin()->second.GetAllocator());
+  world.apply(actions);
+  EXPECT_EQ(world.conflicts, 1);
+  EXPECT_EQ(world.requests(), stop);
+  world.step(settings());  // planned again from the newer VM
+  EXPECT_EQ(world.vm_status(), "Stopping");
+  world.settle(settings());
+  EXPECT_TRUE(world.vmis.empty());
+  EXPECT_EQ(world.requests(), "none");
+}
+
+// isVirtualMachineStatusStopping: a Stop for the VMI makes the VM Stopping under the strategies
+// that act on it; Once does not.
+TEST(StateChangeRequests, AStopForTheVmiShowsStopping) {
+  const json::Document vmi = parse(R"({"metadata":{"name":"vm1","namespace":"ns1","uid":"vmi-uid"},
+    "status":{"phase":"Running"}})");
+  for (const char* strategy : {"Always", "RerunOnFailure", "Manual", "Once"}) {
+    json::Document vm = vm_doc(R"("runStrategy":")" + std::string(strategy) + R"(")");
+    auto& a = vm.GetAllocator();
+    json::set(json::ensure_object(vm, "status", a), "stateChangeRequests",
+              json::copy(parse(R"([{"action":"Stop","uid":"vmi-uid"}])"), a), a);
+    EXPECT_EQ(text(vm_status(vm, &vmi, false, "2026-01-01T00:00:00Z"), "/printableStatus"),
+              std::string(strategy) == "Once" ? "Running" : "Stopping")
+        << strategy;
+    json::set(vm["status"], "stateChangeRequests", json::copy(parse(R"([{"action":"Stop","uid":"other"}])"), a), a);
+    EXPECT_EQ(text(vm_status(vm, &vmi, false, "2026-01-01T00:00:00Z"), "/printableStatus"), "Running") << strategy;
+  }
+}
+
+// RerunOnFailure after a failure: the Start request (addStartRequest) is stored before the VMI
+// goes, then the VMI is deleted and a new one started, and the Start dropped once it is seen.
+TEST(StateChangeRequests, RerunOnFailureStoresItsStartBeforeTheDelete) {
+  World world;
+  world.put("VirtualMachine", vm_doc(R"("runStrategy":"RerunOnFailure")"));
+  world.settle(settings());
+  world.set_vmi_phase("Running", true);
+  world.settle(settings());
+  world.set_vmi_phase("Failed", false);
+  world.log.clear();
+  world.step(settings());
+  EXPECT_EQ(std::find(world.log.begin(), world.log.end(), "delete VirtualMachineInstance vm1"), world.log.end());
+  EXPECT_EQ(world.requests(), R"([{"action":"Start"}])");
+  world.step(settings());
+  EXPECT_EQ(world.log.back(), "delete VirtualMachineInstance vm1");
+  world.settle(settings());
+  ASSERT_EQ(world.vmis.size(), 1U);
+  EXPECT_EQ(world.requests(), "none");
 }
 
 }  // namespace

@@ -369,6 +369,37 @@ check "kubectl delete vm: the launcher pod, the VMI and the VM go" wait_until 20
 check "one VMI and one pod were created per start: no 409 on a create" \
   bash -c "! grep -h '\"msg\":\"write skipped\"' '$work/alpha.log' '$work/beta.log' | grep -q '\"action\":\"create'"
 
+# ---------------------------------------------------------------- state change requests (virtctl start, stop)
+# As virt-api's start and stop subresources write them (lifecycle.go getChangeRequestJson): a JSON
+# patch of the VM's status that tests the list it extends.
+kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: manual, namespace: team-a}
+spec:
+  runStrategy: Manual
+  instancetype: {kind: VirtualMachineInstancetype, name: tiny}
+  template: {spec: {domain: {devices: {}}}}
+EOF
+check "runStrategy Manual: Stopped, no VMI" wait_until 20 bash -c \
+  "[[ \$(kubectl get vm manual -n team-a -o jsonpath='{.status.printableStatus}' 2>/dev/null) == Stopped ]] && ! kubectl get vmi manual -n team-a -o name 2>/dev/null"
+request() { # VM REQUEST (JSON)
+  kubectl patch vm "$1" -n team-a --subresource=status --type=json -p \
+    "[{\"op\":\"test\",\"path\":\"/status/stateChangeRequests\",\"value\":null},{\"op\":\"add\",\"path\":\"/status/stateChangeRequests\",\"value\":[$2]}]" >/dev/null
+}
+request manual '{"action":"Start"}'
+check "a Start request: the controller creates the VMI" wait_until 20 bash -c "kubectl get vmi manual -n team-a -o name >/dev/null 2>&1"
+check "... and drops the request once it sees the VMI" wait_until 10 bash -c \
+  "[[ -z \$(kubectl get vm manual -n team-a -o jsonpath='{.status.stateChangeRequests}') ]]"
+manual_uid=$(jpath vmi manual -n team-a -o jsonpath='{.metadata.uid}')
+request manual "{\"action\":\"Stop\",\"uid\":\"$manual_uid\"}"
+check "a Stop request for that VMI: it and its pod go" wait_until 20 gone manual
+check "... the request is dropped, the VM Stopped" wait_until 10 bash -c \
+  "[[ \$(kubectl get vm manual -n team-a -o jsonpath='{.status.printableStatus}/{.status.stateChangeRequests}') == Stopped/ ]]"
+sleep 3 # resyncs
+check "... and no VMI follows" bash -c "! kubectl get vmi manual -n team-a -o name 2>/dev/null"
+kubectl delete vm manual -n team-a --wait=false >/dev/null
+
 # ---------------------------------------------------------------- a VM whose VMIs never start: KubeVirt's backoff
 team_a_vm crashy '{"devices": {}}'
 check "crashy gets a VMI in Scheduling" wait_until 20 bash -c \

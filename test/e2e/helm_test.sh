@@ -42,6 +42,8 @@ check "helm lint --strict, default values" lint_clean
 check "helm lint --strict, certs.mode=certManager" lint_clean --set certs.mode=certManager
 check "helm lint --strict, certs.mode=external" lint_clean --set certs.mode=external \
   --set certs.external.existingSecret=x --set-file certs.external.caBundle="$dir/certs/ca.crt"
+check "helm lint --strict, subresources.enabled (with the whole stack)" lint_clean --namespace kubevirt \
+  --set controller.enabled=true --set node.enabled=true --set subresources.enabled=true
 
 # ---------------------------------------------------------------- every mode through a server-side dry run
 kubectl create namespace vmgate-system >/dev/null
@@ -161,6 +163,121 @@ sys.exit(0 if matched == ["vmgate"] else f"the webhook Service selects {matched}
 PY
 }
 check "ci/node-values.yaml: the webhook Service selects the webhook's pods only" service_selects_webhook_only
+# The subresource API (subresources.enabled): its objects alone through the restricted dry run
+# (vmgate-node's privileged DaemonSet is not among them), its PKI, its command line.
+cat >"$work/subresources.yaml" <<'EOF'
+serve: {kubevirtNamespace: vmgate-system}
+controller: {enabled: true}
+node: {enabled: true}
+subresources: {enabled: true}
+networkPolicy: {enabled: true}
+EOF
+subresources_dry_run() {
+  helm template vmgate "$chart" -n vmgate-system -f "$work/subresources.yaml" >"$work/subresources-all.rendered.yaml" || return 1
+  helm template vmgate "$chart" -n vmgate-system -f "$work/subresources.yaml" \
+    --show-only templates/subresources.yaml >"$work/subresources.rendered.yaml" || return 1
+  kubectl apply --dry-run=server -f "$work/subresources.rendered.yaml" >/dev/null 2>"$work/subresources.err" ||
+    { cat "$work/subresources.err" >&2; return 1; }
+  ! grep -i 'podsecurity\|warning' "$work/subresources.err" >&2
+}
+check "subresources.enabled: dry run accepted, restricted" subresources_dry_run
+check "subresources.enabled: the APIServices, Deployment, Service, three Secrets and kubevirt-apiserver's RBAC" \
+  test "$(kinds "$work/subresources.rendered.yaml")" = "APIService=2 ClusterRole=2 ClusterRoleBinding=1 Deployment=1 RoleBinding=1 Secret=3 Service=1 ServiceAccount=1 "
+check "subresources.enabled: a NetworkPolicy of its own beside the webhook's" \
+  test "$(grep -c '^kind: NetworkPolicy$' "$work/subresources-all.rendered.yaml")" = 2
+# subresources_rendering FILE NAMESPACE RELEASE: the Deployment runs the contract's command line
+# as kubevirt-apiserver, the APIServices are KubeVirt's, and one CA signs the three pairs.
+subresources_rendering() {
+  python3 - "$@" "$work/subresources-pki" <<'PY'
+import base64, os, subprocess, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+ns, release, pki = sys.argv[2], sys.argv[3], sys.argv[4]
+os.makedirs(pki, exist_ok=True)
+problems = []
+def expect(what, got, want):
+    if got != want:
+        problems.append(f"{what}: {got!r}, expected {want!r}")
+def by_kind(kind):
+    return [d for d in docs if d["kind"] == kind]
+secrets = {d["metadata"]["name"]: d["data"] for d in by_kind("Secret")}
+expect("Secrets", sorted((n, sorted(d)) for n, d in secrets.items()),
+       [(f"{release}-node-link", ["ca.crt", "tls.crt", "tls.key"]),
+        (f"{release}-subresources-ca", ["ca.crt", "ca.key"]),
+        (f"{release}-subresources-tls", ["ca.crt", "client.crt", "client.key", "tls.crt", "tls.key"])])
+for name, data in secrets.items():
+    for key, value in data.items():
+        open(f"{pki}/{name.replace(release, 'r', 1)}.{key}", "wb").write(base64.b64decode(value))
+ca = secrets[f"{release}-subresources-ca"]["ca.crt"]
+for name in secrets:
+    expect(f"{name} ca.crt is the CA", secrets[name].get("ca.crt"), ca)
+svc_name = f"{release}-subresources"
+for a in by_kind("APIService"):
+    spec = a["spec"]
+    expect("APIService", (a["metadata"]["name"], spec["group"], spec["service"], spec["caBundle"] == ca,
+                          spec["groupPriorityMinimum"], spec["versionPriority"]),
+           (spec["version"] + ".subresources.kubevirt.io", "subresources.kubevirt.io",
+            {"name": svc_name, "namespace": ns, "port": 443}, True, 1000, 15))
+expect("APIService versions", sorted(a["spec"]["version"] for a in by_kind("APIService")), ["v1", "v1alpha3"])
+svc = by_kind("Service")[0]
+expect("Service", (svc["metadata"]["name"], svc["spec"]["ports"]),
+       (svc_name, [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}]))
+deployment = by_kind("Deployment")[0]
+pod = deployment["spec"]["template"]["spec"]
+container = pod["containers"][0]
+expect("Service selector", svc["spec"]["selector"], deployment["spec"]["selector"]["matchLabels"])
+expect("serviceAccountName", pod["serviceAccountName"], "kubevirt-apiserver")
+expect("ServiceAccount", [d["metadata"]["name"] for d in by_kind("ServiceAccount")], ["kubevirt-apiserver"])
+mount = next(m["mountPath"] for m in container["volumeMounts"] if m["name"] == "tls")
+expect("tls volume", next(v["secret"]["secretName"] for v in pod["volumes"] if v["name"] == "tls"),
+       f"{release}-subresources-tls")
+expect("args", container["args"], [
+    "subresources", "--listen=0.0.0.0:8443", "--metrics-listen=0.0.0.0:8080",
+    f"--tls-cert={mount}/tls.crt", f"--tls-key={mount}/tls.key",
+    f"--node-link-cert={mount}/client.crt", f"--node-link-key={mount}/client.key", f"--node-link-ca={mount}/ca.crt",
+    "--node-link-server-name=vmgate-node", f"--node-namespace={ns}",
+    f"--node-selector=app.kubernetes.io/name=vmgate-node,app.kubernetes.io/instance={release}", "--node-port=8186"])
+expect("POD_NAMESPACE", container["env"],
+       [{"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}])
+expect("probes", (container["readinessProbe"]["httpGet"], container["livenessProbe"]["httpGet"]),
+       ({"path": "/readyz", "port": "metrics"}, {"path": "/healthz", "port": "metrics"}))
+expect("ports", container["ports"], [{"name": "https", "containerPort": 8443, "protocol": "TCP"},
+                                      {"name": "metrics", "containerPort": 8080, "protocol": "TCP"}])
+def openssl(*args):
+    return subprocess.run(["openssl", *args], capture_output=True, text=True)
+def x509(name, *args):
+    return openssl("x509", "-in", f"{pki}/{name}", "-noout", *args).stdout.strip()
+def sans(name):
+    return x509(name, "-ext", "subjectAltName").split("\n")[-1].strip()
+expect("CA", x509("r-subresources-ca.ca.crt", "-subject"), "subject=CN = vmgate-subresources-ca")
+expect("serving SANs", sans("r-subresources-tls.tls.crt"),
+       f"DNS:{svc_name}, DNS:{svc_name}.{ns}, DNS:{svc_name}.{ns}.svc")
+expect("client CN", x509("r-subresources-tls.client.crt", "-subject"), "subject=CN = vmgate-subresources")
+expect("node CN", x509("r-node-link.tls.crt", "-subject"), "subject=CN = vmgate-node")
+expect("node SANs", sans("r-node-link.tls.crt"), "DNS:vmgate-node")
+for cert, key in (("r-subresources-tls.tls.crt", "r-subresources-tls.tls.key"),
+                  ("r-subresources-tls.client.crt", "r-subresources-tls.client.key"),
+                  ("r-node-link.tls.crt", "r-node-link.tls.key")):
+    expect(f"{cert} signed by the CA",
+           openssl("verify", "-CAfile", f"{pki}/r-subresources-ca.ca.crt", f"{pki}/{cert}").returncode, 0)
+    expect(f"{cert} valid for 9 years more", openssl("x509", "-in", f"{pki}/{cert}", "-noout",
+                                                    "-checkend", str(9 * 365 * 86400)).returncode, 0)
+    expect(f"{key} is {cert}'s key", openssl("pkey", "-in", f"{pki}/{key}", "-pubout").stdout,
+           openssl("x509", "-in", f"{pki}/{cert}", "-noout", "-pubkey").stdout)
+if problems:
+    sys.exit("\n".join(problems))
+PY
+}
+check "subresources.enabled: the contract's command line as kubevirt-apiserver, KubeVirt's APIServices, one CA signing the three pairs" \
+  subresources_rendering "$work/subresources.rendered.yaml" vmgate-system vmgate
+subresources_refused() { # EXPECTED HELM-ARGS...: helm template with subresources.enabled fails naming EXPECTED
+  local expected=$1
+  shift
+  fails helm template vmgate "$chart" -n vmgate-system --set subresources.enabled=true "$@" && err_has "$expected"
+}
+check "subresources.enabled without node.enabled: refused, naming it" \
+  subresources_refused "subresources.enabled needs node.enabled" --set serve.kubevirtNamespace=vmgate-system
+check "subresources.enabled outside serve.kubevirtNamespace: refused, naming it" \
+  subresources_refused "kubevirt-apiserver, which the webhook trusts in serve.kubevirtNamespace (kubevirt) only" --set node.enabled=true
 # The PodSecurity check above can fail: a privileged setting is named.
 cat >"$work/privileged.yaml" <<'EOF'
 securityContext: {allowPrivilegeEscalation: true, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: {drop: [ALL]}, seccompProfile: {type: RuntimeDefault}}
@@ -193,6 +310,7 @@ check "a malformed Go duration is refused, named" install_refused duration 'cert
 # The launcher's account is trusted no more (docs/security.md, "Migrating from the api link"): an
 # upgrade that still sets it is told so instead of silently losing the trust.
 check "the removed serve.launcherServiceAccount is refused, named" install_refused launcher 'serve: {launcherServiceAccount: vmgate-launcher}' "launcherServiceAccount" "/serve"
+check "a typo'd subresources key is refused, named" install_refused subresources 'subresources: {replica: 2}' "replica" "/subresources"
 template_refused() { # VALUES EXPECTED: helm template fails naming EXPECTED
   fails helm template x "$chart" -f "$1" && err_has "$2"
 }
@@ -386,6 +504,126 @@ check "selfSigned RBAC: patch its own webhook configurations only" rbac_configur
 check "selfSigned RBAC: get its Service, list EndpointSlices, serve's get/list/watch, no other write" rbac_rest
 check "helm uninstall of the selfSigned release" quiet helm uninstall vmgate-ss -n vmgate-ss
 check "its Secret and RBAC are gone" bash -c "! kubectl get secret vmgate-ss-tls -n vmgate-ss >/dev/null 2>&1 && ! kubectl get clusterrole vmgate-ss-certs >/dev/null 2>&1"
+
+# ---------------------------------------------------------------- subresources.enabled, installed
+# The whole stack with the subresource API, in the namespace the webhook trusts (its pods never
+# run here): the APIServices registered with the aggregator, the PKI kept by an upgrade and made
+# again once its Secrets are deleted, kubevirt-apiserver's RBAC, the users' subresource role.
+kubectl create namespace vmgate-sub >/dev/null
+sub_values=(-f "$work/subresources.yaml" --set serve.kubevirtNamespace=vmgate-sub)
+check "helm install, subresources.enabled (with controller.enabled and node.enabled)" \
+  quiet helm install vmgate-sub "$chart" -n vmgate-sub "${sub_values[@]}"
+check "NOTES.txt names the APIService to wait for" grep -qF 'kubectl get apiservice v1.subresources.kubevirt.io' "$work/out"
+helm get manifest vmgate-sub -n vmgate-sub >"$work/sub-release.yaml"
+python3 - "$work/sub-release.yaml" >"$work/sub-subresources.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+keep = [d for d in docs if d["metadata"].get("labels", {}).get("app.kubernetes.io/component") == "subresources"
+        or d["metadata"]["name"] == "vmgate-sub-node-link"]
+print(yaml.safe_dump_all(keep))
+PY
+check "the release's subresource objects are what the contract asks for" \
+  subresources_rendering "$work/sub-subresources.yaml" vmgate-sub vmgate-sub
+# sub_state: the stored Secrets' data and the APIServices' caBundle and service, one line each.
+sub_state() {
+  local s
+  for s in vmgate-sub-subresources-ca vmgate-sub-subresources-tls vmgate-sub-node-link; do
+    kubectl get secret "$s" -n vmgate-sub -o go-template='{{range $k, $v := .data}}{{$k}}={{$v}} {{end}}{{"\n"}}' || return 1
+  done
+  kubectl get apiservice v1.subresources.kubevirt.io v1alpha3.subresources.kubevirt.io \
+    -o go-template='{{range .items}}{{.metadata.name}} {{.spec.service.namespace}}/{{.spec.service.name}}:{{.spec.service.port}} {{.spec.caBundle}}{{"\n"}}{{end}}' 2>/dev/null
+}
+sub_state >"$work/sub-state-1"
+sub_registered() {
+  local ca
+  ca=$(kubectl get secret vmgate-sub-subresources-ca -n vmgate-sub -o jsonpath='{.data.ca\.crt}') &&
+    test "$(tail -2 "$work/sub-state-1")" = "v1.subresources.kubevirt.io vmgate-sub/vmgate-sub-subresources:443 $ca
+v1alpha3.subresources.kubevirt.io vmgate-sub/vmgate-sub-subresources:443 $ca"
+}
+check "both APIServices name the Service, port 443, with the stored CA as caBundle" sub_registered
+# The aggregator took them up: not Available, for want of a running pod behind the Service.
+sub_unavailable() {
+  kubectl get apiservice v1.subresources.kubevirt.io -o jsonpath='{.status.conditions[?(@.type=="Available")].status} {.status.conditions[?(@.type=="Available")].reason}' >"$work/out" 2>/dev/null &&
+    grep -qE '^False (MissingEndpoints|ServiceNotFound|EndpointsNotFound|FailedDiscoveryCheck)$' "$work/out"
+}
+check "the aggregator reports the APIService (Available=False: no pod runs here)" wait_until 20 sub_unavailable
+sub_can() { kubectl auth can-i --as=system:serviceaccount:vmgate-sub:kubevirt-apiserver "$@" >/dev/null 2>&1; }
+sub_cannot() { ! sub_can "$@"; }
+sub_rbac() {
+  sub_can get virtualmachines.kubevirt.io -n team-a && sub_can get virtualmachineinstances.kubevirt.io -n team-a &&
+    sub_can patch virtualmachines.kubevirt.io -n team-a && sub_can patch virtualmachines.kubevirt.io --subresource=status -n team-a &&
+    sub_can patch virtualmachineinstances.kubevirt.io -n team-a &&
+    sub_can list pods -n team-a && sub_can delete pods -n team-a && sub_can list pods -n vmgate-sub &&
+    sub_can create subjectaccessreviews.authorization.k8s.io &&
+    sub_can get configmap/extension-apiserver-authentication -n kube-system
+}
+sub_rbac_nothing_more() {
+  sub_cannot create virtualmachines.kubevirt.io -n team-a && sub_cannot update virtualmachines.kubevirt.io -n team-a &&
+    sub_cannot delete virtualmachineinstances.kubevirt.io -n team-a && sub_cannot list virtualmachines.kubevirt.io -n team-a &&
+    sub_cannot create pods -n team-a && sub_cannot get secrets -n vmgate-sub && sub_cannot list configmaps -n kube-system &&
+    sub_cannot get configmap/other -n kube-system && sub_cannot create tokenreviews.authentication.k8s.io
+}
+check "kubevirt-apiserver: VMs and VMIs get and patch, VM status patch, pods list and delete, SAR create, the aggregator's ConfigMap" sub_rbac
+check "kubevirt-apiserver: no create, update, list of VMs, no Secret, no other kube-system ConfigMap, no TokenReview" sub_rbac_nothing_more
+# The users' role (aggregated into admin and edit by kube-controller-manager, which tools/testenv
+# does not run): its labels, and its rules bound directly to a user, asked of the API server by
+# SubjectAccessReview (kubectl auth can-i does not resolve a group it cannot discover).
+allowed() { # USER NAMESPACE VERB GROUP RESOURCE [SUBRESOURCE]: the API server authorizes it
+  kubectl create -o jsonpath='{.status.allowed}' -f - <<EOF 2>/dev/null | grep -qx true
+apiVersion: authorization.k8s.io/v1
+kind: SubjectAccessReview
+spec:
+  user: $1
+  resourceAttributes: {namespace: $2, verb: $3, group: "$4", resource: $5, subresource: "${6:-}"}
+EOF
+}
+sub_user_role() {
+  test "$(kubectl get clusterrole vmgate-sub:subresources-edit -o go-template='{{index .metadata.labels "rbac.authorization.k8s.io/aggregate-to-admin"}} {{index .metadata.labels "rbac.authorization.k8s.io/aggregate-to-edit"}}')" = "true true" || return 1
+  kubectl create rolebinding sub-alice -n team-a --clusterrole=vmgate-sub:subresources-edit --user=alice >/dev/null || return 1
+  local r
+  for r in virtualmachines/start virtualmachines/stop virtualmachines/restart virtualmachineinstances/pause virtualmachineinstances/unpause; do
+    allowed alice team-a update subresources.kubevirt.io "${r%/*}" "${r#*/}" || { echo "alice may not update $r" >&2; return 1; }
+  done
+  for r in virtualmachineinstances/console virtualmachineinstances/vnc; do
+    allowed alice team-a get subresources.kubevirt.io "${r%/*}" "${r#*/}" || { echo "alice may not get $r" >&2; return 1; }
+  done
+  ! allowed alice team-a update subresources.kubevirt.io virtualmachineinstances addvolume &&
+    ! allowed alice team-a get subresources.kubevirt.io virtualmachineinstances pause &&
+    ! allowed alice team-a update kubevirt.io virtualmachines &&
+    ! allowed alice team-b update subresources.kubevirt.io virtualmachines start
+}
+check "the users' role: start, stop, restart, pause, unpause (update), console, vnc (get); aggregated to admin and edit" sub_user_role
+check "helm upgrade (subresources.replicas 2)" \
+  quiet helm upgrade vmgate-sub "$chart" -n vmgate-sub "${sub_values[@]}" --set subresources.replicas=2
+sub_state >"$work/sub-state-2"
+check "the upgrade kept the CA, the three pairs and the caBundle (lookup)" cmp -s "$work/sub-state-1" "$work/sub-state-2"
+sub_checksum() { kubectl get deployment vmgate-sub-subresources -n vmgate-sub -o jsonpath='{.spec.template.metadata.annotations.checksum/tls}'; }
+checksum_before=$(sub_checksum)
+kubectl delete secret -n vmgate-sub vmgate-sub-subresources-ca vmgate-sub-subresources-tls vmgate-sub-node-link >/dev/null
+check "helm upgrade after the Secrets were deleted (rotation)" \
+  quiet helm upgrade vmgate-sub "$chart" -n vmgate-sub "${sub_values[@]}" --set subresources.replicas=2
+sub_state >"$work/sub-state-3"
+sub_rotated() {
+  # Every line differs (a new CA, new pairs, the new caBundle), and the new state holds together.
+  test "$(diff <(cat "$work/sub-state-2") <(cat "$work/sub-state-3") | grep -c '^>')" = 5 &&
+    sub_registered_now && test "$(sub_checksum)" != "$checksum_before"
+}
+sub_registered_now() {
+  local ca
+  ca=$(kubectl get secret vmgate-sub-subresources-ca -n vmgate-sub -o jsonpath='{.data.ca\.crt}') &&
+    test "$(grep -c " $ca\$" "$work/sub-state-3")" = 2 &&
+    test "$(grep -c "ca.crt=$ca " "$work/sub-state-3")" = 3
+}
+check "rotation: a new CA, new pairs, the APIServices' caBundle and the Deployment's checksum follow" sub_rotated
+helm get manifest vmgate-sub -n vmgate-sub >"$work/sub-release.yaml"
+sub_objects=$(grep -c '^kind: ' "$work/sub-release.yaml")
+check "helm uninstall of the subresources release" quiet helm uninstall vmgate-sub -n vmgate-sub
+check "every object of it is gone ($sub_objects), the APIServices and the kube-system RoleBinding included" bash -c "
+  out=\$(kubectl get -f '$work/sub-release.yaml' -o name 2>&1 || true)
+  test \$(grep -c 'NotFound' <<<\"\$out\") = $sub_objects && ! grep -q '^[a-z.]*/' <<<\"\$out\" &&
+  ! kubectl get apiservice v1.subresources.kubevirt.io >/dev/null 2>&1 &&
+  ! kubectl get rolebinding vmgate-sub-subresources-auth-reader -n kube-system >/dev/null 2>&1"
+kubectl delete rolebinding sub-alice -n team-a >/dev/null
 
 check "Chart.yaml's appVersion is the project's version (CMakeLists.txt)" test \
   "$(sed -n 's/^appVersion: "\(.*\)"$/\1/p' "$chart/Chart.yaml")" = "$(sed -n 's/^project(vmgate VERSION \([0-9.]*\) .*/\1/p' CMakeLists.txt)"

@@ -35,7 +35,10 @@ enum class ActionKind {
   create_pod,
   delete_pod,
   patch_vmi,        // JSON merge patch of the VMI (its status: the CRD has no status subresource)
-  patch_vm_status,  // JSON merge patch of the VM's status subresource
+  patch_vm_status,  // JSON merge patch of the VM's status subresource; with metadata.resourceVersion
+                    // (409 on a VM changed since) when it rewrites status.stateChangeRequests
+  patch_vm_spec,    // JSON patch (test + replace, or add) of the VM's spec.runStrategy or spec.running:
+                    // a Start request on a Halted VM (vm.go syncRunStrategy)
   remove_finalizer  // JSON patch (test + replace) of metadata.finalizers; `kind_name` says which object
 };
 
@@ -90,7 +93,8 @@ std::string denial_message(const admission::Verdict& verdict);
 std::string run_strategy(const json::Value& vm);
 
 /// The VM status KubeVirt's controller would show for `vm` with `vmi` (may be null):
-/// printableStatus, ready, created, runStrategy, startFailure and the Ready condition.
+/// printableStatus, ready, created, runStrategy, startFailure and the Ready condition (not
+/// stateChangeRequests: plan() decides those).
 /// `start_expected`: the plan is creating the VMI now. `start_failure`: the VM's start failure
 /// as next_start_failure() gives it (null or absent: none, and a recorded one is removed).
 json::Document vm_status(const json::Value& vm, const json::Value* vmi, bool start_expected, std::string_view now,

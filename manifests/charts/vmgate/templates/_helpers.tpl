@@ -102,12 +102,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- end -}}
 
-{{/* The controller's and the node agent's identities are KubeVirt's (kubevirt-controller,
-kubevirt-handler), which vmgate serve trusts in serve.kubevirtNamespace only: they must live
-there. */}}
+{{/* The controller's, the node agent's and the subresource API's identities are KubeVirt's
+(kubevirt-controller, kubevirt-handler, kubevirt-apiserver), which vmgate serve trusts in
+serve.kubevirtNamespace only: they must live there. */}}
 {{- define "vmgate.requireKubevirtNamespace" -}}
 {{- if ne .Release.Namespace .Values.serve.kubevirtNamespace -}}
-{{- fail (printf "controller.enabled, node.enabled: vmgate controller and vmgate-node act as KubeVirt's kubevirt-controller and kubevirt-handler, which the webhook trusts in serve.kubevirtNamespace (%s) only: install the release there (helm install -n %s) or set serve.kubevirtNamespace=%s" .Values.serve.kubevirtNamespace .Values.serve.kubevirtNamespace .Release.Namespace) -}}
+{{- fail (printf "controller.enabled, node.enabled, subresources.enabled: vmgate controller, vmgate-node and vmgate subresources act as KubeVirt's kubevirt-controller, kubevirt-handler and kubevirt-apiserver, which the webhook trusts in serve.kubevirtNamespace (%s) only: install the release there (helm install -n %s) or set serve.kubevirtNamespace=%s" .Values.serve.kubevirtNamespace .Values.serve.kubevirtNamespace .Release.Namespace) -}}
 {{- end -}}
 {{- end -}}
 
@@ -121,8 +121,14 @@ app.kubernetes.io/name: {{ include "vmgate.name" . }}-node
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
-{{/* The Secret of the node agent's subresource endpoint (node.subresources.secretName, else
-<fullname>-node-link): ca.crt, tls.crt, tls.key. */}}
+{{- define "vmgate.subresourcesSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "vmgate.name" . }}-subresources
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* The Secret with the node agents' side of the node link (ca.crt, tls.crt, tls.key):
+node.subresources.secretName, else <fullname>-node-link. The chart fills it when
+subresources.enabled (templates/subresources.yaml); vmgate-node mounts it by this name. */}}
 {{- define "vmgate.nodeLinkSecret" -}}
-{{- .Values.node.subresources.secretName | default (printf "%s-node-link" (include "vmgate.fullname" .)) -}}
+{{- dig "subresources" "secretName" "" .Values.node | default (printf "%s-node-link" (include "vmgate.fullname" .)) -}}
 {{- end -}}
