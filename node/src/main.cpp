@@ -3,12 +3,16 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "vmgate/kube/client_config.hpp"
@@ -17,6 +21,7 @@
 #include "vmgate/node/node_labeller.hpp"
 #include "vmgate/node/launcher_pods.hpp"
 #include "vmgate/node/node_options.hpp"
+#include "vmgate/node/subresource_server.hpp"
 #include "vmgate/node/unique_fd.hpp"
 
 namespace {
@@ -52,6 +57,59 @@ std::unique_ptr<vmgate::node::NodeLabeller> start_labeller(const vmgate::node::N
   (*labeller)->start();
   return std::move(*labeller);
 }
+
+// The subresource endpoint, started at once when its files are usable, else tried again every 10 s
+// (the chart's Secret volume is optional: its files appear once the Secret exists), each new
+// error logged once. The device plugins and the status reports never wait for it.
+class SubresourceEndpoint {
+ public:
+  SubresourceEndpoint(vmgate::node::SubresourceConfig config, vmgate::node::LauncherPodsSource pods,
+                      vmgate::node::EventLog& log)
+      : config_(std::move(config)), pods_(std::move(pods)), log_(log), thread_([this] { keep_starting(); }) {}
+  SubresourceEndpoint(const SubresourceEndpoint&) = delete;
+  SubresourceEndpoint& operator=(const SubresourceEndpoint&) = delete;
+  ~SubresourceEndpoint() {
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    server_.reset();
+  }
+
+ private:
+  void keep_starting() {
+    std::string last_error;
+    for (;;) {
+      vmgate::Result<std::unique_ptr<vmgate::node::SubresourceServer>> started =
+          vmgate::node::SubresourceServer::start(config_, pods_, log_);
+      std::unique_lock lock(mutex_);
+      if (started) {
+        server_ = std::move(*started);
+        log_.write("info", "subresource endpoint listening",
+                   {{"port", std::to_string(server_->port())}, {"client", config_.client_name}});
+        return;
+      }
+      if (started.error().message != last_error) {
+        last_error = started.error().message;
+        log_.write("error", "subresource endpoint not started, trying again every 10 s", {{"error", last_error}});
+      }
+      if (wake_.wait_for(lock, std::chrono::seconds(10), [this] { return stopping_; })) {
+        return;
+      }
+    }
+  }
+
+  vmgate::node::SubresourceConfig config_;
+  vmgate::node::LauncherPodsSource pods_;
+  vmgate::node::EventLog& log_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::unique_ptr<vmgate::node::SubresourceServer> server_;
+  std::thread thread_;  // last: starts once the rest is built
+};
 
 int run(const std::vector<std::string_view>& args) {
   // vmgate-node's errors name it, with no pointer to --help.
@@ -105,8 +163,24 @@ int run(const std::vector<std::string_view>& args) {
     pods->start();
     log.write("info", "following the launcher pods of this node", {{"node", options->node_name}});
   }
+  // vmgate serve's pause, unpause and console (docs/node.md, "The subresource endpoint").
+  std::unique_ptr<SubresourceEndpoint> subresources;
+  if (options->subresource_listen) {
+    vmgate::node::SubresourceConfig config{.listen = *options->subresource_listen,
+                                           .tls_cert = options->subresource_tls_cert,
+                                           .tls_key = options->subresource_tls_key,
+                                           .client_ca = options->subresource_client_ca,
+                                           .client_name = options->subresource_client_name,
+                                           .kubelet_root = options->kubelet_root};
+    // Without a node name there are no launcher pods to find: every request is a 404.
+    vmgate::node::LauncherPodsSource source = [raw = pods.get()] {
+      return raw != nullptr ? raw->current() : std::vector<vmgate::node::LauncherPod>();
+    };
+    subresources = std::make_unique<SubresourceEndpoint>(std::move(config), std::move(source), log);
+  }
   std::unique_ptr<vmgate::node::NodeLabeller> labeller = start_labeller(*options, log);
   const vmgate::Status status = vmgate::node::run_agent(*options, permissions, stop_fd.get(), log);
+  subresources.reset();
   if (labeller) {
     labeller->stop();
   }

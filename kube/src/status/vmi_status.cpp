@@ -5,15 +5,15 @@
 namespace vmgate::kube {
 
 json::Document vmi_status_patch(std::string_view uid, std::string_view phase, std::string_view reason, bool stopping,
-                                std::string_view now) {
+                                bool domain_paused, std::string_view now) {
   json::Document patch(rapidjson::kObjectType);
   auto& a = patch.GetAllocator();
   json::Value& metadata = json::ensure_object(patch, "metadata", a);
   json::set_string(metadata, "uid", uid, a);
-  // startStrategy Paused: the supervisor's "domain started paused" (virt-handler's
-  // calculatePausedCondition gives a paused domain the Paused condition, PausedByUser, and the
-  // pod's unpaused readiness gate makes the VMI not Ready).
-  const bool paused = phase == "Running" && !stopping && reason.find("started paused") != std::string_view::npos;
+  // startStrategy Paused or virtctl pause (virt-handler's calculatePausedCondition gives a
+  // domain paused by the user the Paused condition, PausedByUser, and the pod's unpaused
+  // readiness gate makes the VMI not Ready).
+  const bool paused = phase == "Running" && !stopping && domain_paused;
   std::string_view state = "failed";
   if (phase == "Scheduled") {
     state = "starting";

@@ -106,7 +106,7 @@ class SignalWatcher {
 };
 
 int boot(const LauncherOptions& options, const std::string& xml, long grace_seconds, bool start_paused,
-         std::ostream& err) {
+         const std::string& private_dir, std::ostream& err) {
   block_stop_signals();
 
   std::string uri = options.connect;
@@ -126,6 +126,8 @@ int boot(const LauncherOptions& options, const std::string& xml, long grace_seco
   config.grace_period = std::chrono::seconds(grace_seconds);
   config.status_file = options.status_file;
   config.start_paused = start_paused;
+  // The node agent's pause and unpause (docs/launcher.md, "The control socket").
+  config.control_socket = private_dir + "/" + std::string(kube::pod_paths::control_socket_name);
   config.on_note = [&err](const std::string& line) { err << "vmgate-launcher: " << line << std::endl; };
   // libvirt's test driver (--connect test:///...) opens no device: nobody makes its taps.
   if (uri.rfind("test:", 0) == 0) {
@@ -148,7 +150,7 @@ int boot(const LauncherOptions& options, const std::string& xml, long grace_seco
 #else
 namespace {
 int boot(const LauncherOptions& options, const std::string& /*xml*/, long /*grace_seconds*/, bool /*start_paused*/,
-         std::ostream& err) {
+         const std::string& /*private_dir*/, std::ostream& err) {
   return give_up(options, err, 1, "built without libvirt; only --print-xml works");
 }
 }  // namespace
@@ -231,7 +233,7 @@ int run_launcher(std::span<const std::string_view> args, std::istream& in, std::
   }
   const json::Value* strategy = json::find_path(*vmi, {"spec", "startStrategy"});
   const bool start_paused = strategy != nullptr && strategy->IsString() && json::as_view(*strategy) == "Paused";
-  return boot(*options, *xml, grace_seconds, start_paused, err);
+  return boot(*options, *xml, grace_seconds, start_paused, convert_options.layout.private_dir, err);
 }
 
 }  // namespace vmgate::launcher

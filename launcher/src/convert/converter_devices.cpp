@@ -54,14 +54,21 @@ void Converter::map_devices(XmlElement& domain, const Value& spec_domain) {
   map_disks(devices, *device_spec);
   map_interfaces(devices, *device_spec);
 
-  // The serial console (console.go), logged to a file for `--console-log` and the tests.
+  // The serial console (console.go): a unix socket QEMU listens on, as KubeVirt's
+  // `virt-serial0`, which the node agent relays to `virtctl console`, logged to a file for
+  // `--console-log`, the guest-console-log container and the tests.
   if (get_bool(*device_spec, "autoattachSerialConsole", path).value_or(true)) {
-    const std::string log = options_.layout.serial_log.empty() ? options_.layout.private_dir + "/virt-serial0-log"
-                                                               : options_.layout.serial_log;
-    auto& serial = devices.add_child("serial").set_attribute("type", "file");
-    serial.add_child("source").set_attribute("path", log).set_attribute("append", "on");
+    const std::string log = options_.layout.serial_log.empty()
+                                ? options_.layout.private_dir + "/" + std::string(kube::pod_paths::serial_log_name)
+                                : options_.layout.serial_log;
+    const std::string socket = options_.layout.private_dir + "/" + std::string(kube::pod_paths::serial_socket_name);
+    auto& serial = devices.add_child("serial").set_attribute("type", "unix");
+    serial.add_child("source").set_attribute("mode", "bind").set_attribute("path", socket);
+    serial.add_child("log").set_attribute("file", log).set_attribute("append", "on");
     serial.add_child("target").set_attribute("port", "0");
-    devices.add_child("console").set_attribute("type", "file").add_child("target").set_attribute("type", "serial");
+    auto& console = devices.add_child("console").set_attribute("type", "unix");
+    console.add_child("source").set_attribute("mode", "bind").set_attribute("path", socket);
+    console.add_child("target").set_attribute("type", "serial").set_attribute("port", "0");
   } else if (bios_use_serial_) {
     // libvirt: "need at least one serial port to use BIOS serial output".
     fail("spec.domain.firmware.bootloader.bios.useSerial", "needs the serial console (autoattachSerialConsole)");

@@ -6,8 +6,10 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
+#include "vmgate/launcher/control_socket.hpp"
 #include "vmgate/launcher/status_file.hpp"
 
 namespace vmgate::launcher {
@@ -155,8 +157,45 @@ void Supervisor::write_status(const std::string& phase, const std::string& reaso
   }
   // A status that cannot be written must not stop the supervision: the guest runs on, and the
   // reason still goes to stderr at exit.
-  LauncherStatus status{phase, reason, started_at_, running_at_, {}};
+  LauncherStatus status{phase, reason, started_at_, running_at_, {}, paused_};
   (void)write_status_file(config_.status_file, status);
+}
+
+std::string Supervisor::pause_or_unpause(virDomainPtr domain, ControlCommand command, bool stopping) {
+  if (stopping) {
+    return "domain is shutting down";
+  }
+  int state = VIR_DOMAIN_NOSTATE;
+  int reason = 0;
+  if (virDomainGetState(domain, &state, &reason, 0) != 0) {
+    return "cannot read the domain's state: " + last_libvirt_error();
+  }
+  if (command == ControlCommand::pause) {
+    if (state == VIR_DOMAIN_PAUSED) {
+      return "domain is already paused";
+    }
+    if (state != VIR_DOMAIN_RUNNING) {
+      return "domain is not running (libvirt state " + std::to_string(state) + ")";
+    }
+    if (virDomainSuspend(domain) != 0) {
+      return "cannot pause the domain: " + last_libvirt_error();
+    }
+    paused_ = true;
+    write_status("Running", "domain paused by user");
+  } else {
+    if (state != VIR_DOMAIN_PAUSED) {
+      return "domain is not paused";
+    }
+    if (virDomainResume(domain) != 0) {
+      return "cannot unpause the domain: " + last_libvirt_error();
+    }
+    paused_ = false;
+    write_status("Running", "domain running");
+  }
+  if (config_.on_note) {
+    config_.on_note(command == ControlCommand::pause ? "domain paused by user" : "domain unpaused by user");
+  }
+  return {};
 }
 
 Outcome Supervisor::run(const std::string& xml) {
@@ -194,6 +233,7 @@ Outcome Supervisor::run(const std::string& xml) {
   }
   const unsigned int domain_id = virDomainGetID(created.get());
   running_at_ = kube::utc_now();
+  paused_ = config_.start_paused;
   write_status("Running", config_.start_paused ? "domain started paused (startStrategy Paused)" : "domain running");
   if (config_.on_running) {
     config_.on_running(name_of(created.get()));
@@ -204,6 +244,18 @@ Outcome Supervisor::run(const std::string& xml) {
   clock::time_point deadline;
   clock::time_point last_shutdown;
   Outcome outcome;
+  // The node agent's pause and unpause (virtctl's), served between two looks at the domain.
+  std::optional<ControlSocket> control;
+  if (!config_.control_socket.empty()) {
+    if (Result<ControlSocket> listening = ControlSocket::listen(config_.control_socket); listening) {
+      control.emplace(std::move(*listening));
+    } else if (config_.on_note) {
+      config_.on_note("no control socket (pause, unpause): " + listening.error().message);
+    }
+  }
+  const ControlHandler control_handler = [&](ControlCommand command) {
+    return pause_or_unpause(created.get(), command, stopping);
+  };
   for (;;) {
     int detail = stopped_detail(domain_id);
     int state = VIR_DOMAIN_NOSTATE;
@@ -254,7 +306,11 @@ Outcome Supervisor::run(const std::string& xml) {
       virDomainShutdown(created.get());
       last_shutdown = now;
     }
-    std::this_thread::sleep_for(config_.poll_interval);
+    if (control) {
+      control->serve(config_.poll_interval, control_handler);
+    } else {
+      std::this_thread::sleep_for(config_.poll_interval);
+    }
   }
   // Never leave QEMU behind, whatever ended the loop.
   if (is_active(created.get())) {

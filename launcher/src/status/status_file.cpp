@@ -35,6 +35,7 @@ Status write_status_file(const std::string& path, const LauncherStatus& status) 
   auto& allocator = document.GetAllocator();
   json::set_string(document, "phase", status.phase, allocator);
   json::set_string(document, "reason", status.reason, allocator);
+  json::set(document, "paused", json::Value(status.paused), allocator);
   json::Value& timestamps = json::ensure_object(document, "timestamps", allocator);
   json::set_string(timestamps, "started", status.started, allocator);
   if (!status.running.empty()) {
@@ -104,6 +105,8 @@ Result<LauncherStatus> read_status_file(const std::string& path) {
   LauncherStatus status;
   status.phase = json::as_view(*phase);
   status.reason = json::find_string(root, "reason");
+  const json::Value* paused = json::find(root, "paused");
+  status.paused = paused != nullptr && paused->IsBool() && paused->GetBool();
   if (const json::Value* timestamps = json::find_object(root, "timestamps"); timestamps != nullptr) {
     status.started = json::find_string(*timestamps, "started");
     status.running = json::find_string(*timestamps, "running");

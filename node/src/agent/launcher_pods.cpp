@@ -388,6 +388,16 @@ Result<std::unique_ptr<LauncherPods>> LauncherPods::create(const kube::ClientCon
   return std::unique_ptr<LauncherPods>(new LauncherPods(std::move(impl)));
 }
 
+std::vector<LauncherPod> LauncherPods::current() const {
+  std::vector<LauncherPod> result;
+  for (const std::shared_ptr<const json::Document>& object : impl_->informer->objects()) {
+    if (Result<LauncherPod> pod = launcher_pod(*object, impl_->config.node_name); pod) {
+      result.push_back(std::move(*pod));
+    }
+  }
+  return result;
+}
+
 void LauncherPods::start() {
   impl_->informer->start();
   impl_->worker = std::thread([this] { impl_->run(); });

@@ -24,6 +24,11 @@ enum class Option : std::size_t {
   cgroup_root,
   proc_root,
   no_pod_network,
+  subresource_listen,
+  subresource_tls_cert,
+  subresource_tls_key,
+  subresource_client_ca,
+  subresource_client_name,
   help
 };
 
@@ -83,6 +88,26 @@ constexpr auto specs = common::option_table<Option, option_count>([](auto set) {
                           .help = "the node's /proc (default /proc; the agent runs with hostPID)"});
   set(Option::no_pod_network,
       {.name = "no-pod-network", .flag = true, .help = "report VMI status only; build no pod networks"});
+  set(Option::subresource_listen,
+      {.name = "subresource-listen",
+       .non_empty = true,
+       .value_name = "ADDR:PORT",
+       .help = "serve vmgate serve's pause, unpause and console over mTLS here (default: off)"});
+  set(Option::subresource_tls_cert, {.name = "subresource-tls-cert",
+                                     .non_empty = true,
+                                     .value_name = "FILE",
+                                     .help = "the endpoint's certificate (PEM, chain)"});
+  set(Option::subresource_tls_key,
+      {.name = "subresource-tls-key", .non_empty = true, .value_name = "FILE", .help = "its private key (PEM)"});
+  set(Option::subresource_client_ca, {.name = "subresource-client-ca",
+                                      .non_empty = true,
+                                      .value_name = "FILE",
+                                      .help = "the CA a client's certificate must chain to (PEM)"});
+  set(Option::subresource_client_name,
+      {.name = "subresource-client-name",
+       .non_empty = true,
+       .value_name = "NAME",
+       .help = "the subject CN a client's certificate must carry (default vmgate-subresources)"});
   set(Option::help, {.name = "help", .alias = 'h', .flag = true, .help = "this text"});
 });
 static_assert(common::every_option_declared(specs), "every Option is declared");
@@ -99,6 +124,10 @@ constexpr std::array fields{
     common::bind_option(Option::kubelet_root, &NodeOptions::kubelet_root),
     common::bind_option(Option::cgroup_root, &NodeOptions::cgroup_root),
     common::bind_option(Option::proc_root, &NodeOptions::proc_root),
+    common::bind_option(Option::subresource_tls_cert, &NodeOptions::subresource_tls_cert),
+    common::bind_option(Option::subresource_tls_key, &NodeOptions::subresource_tls_key),
+    common::bind_option(Option::subresource_client_ca, &NodeOptions::subresource_client_ca),
+    common::bind_option(Option::subresource_client_name, &NodeOptions::subresource_client_name),
     common::bind_option(Option::help, &NodeOptions::help),
 };
 
@@ -137,6 +166,14 @@ Status apply_option(NodeOptions& options, Option option, std::string_view value)
     case Option::no_pod_network:
       options.pod_network = false;
       break;
+    case Option::subresource_listen: {
+      Result<ListenAddress> address = parse_listen_address(value);
+      if (!address) {
+        return Error{"--subresource-listen: " + address.error().message};
+      }
+      options.subresource_listen = std::move(*address);
+      break;
+    }
     default:  // stored above
       break;
   }
@@ -152,7 +189,39 @@ Result<NodeOptions> parse_node_options(std::span<const std::string_view> args) {
   if (!parsed) {
     return parsed.error();
   }
+  // The endpoint is mTLS or nothing: all three files with --subresource-listen, none without.
+  const bool files = !options.subresource_tls_cert.empty() && !options.subresource_tls_key.empty() &&
+                     !options.subresource_client_ca.empty();
+  const bool any_file = !options.subresource_tls_cert.empty() || !options.subresource_tls_key.empty() ||
+                        !options.subresource_client_ca.empty();
+  if (options.subresource_listen && !files) {
+    return Error{
+        "--subresource-listen needs --subresource-tls-cert, --subresource-tls-key and --subresource-client-ca"};
+  }
+  if (!options.subresource_listen && any_file) {
+    return Error{"--subresource-tls-cert, --subresource-tls-key and --subresource-client-ca need --subresource-listen"};
+  }
   return options;
+}
+
+Result<ListenAddress> parse_listen_address(std::string_view text) {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return Error{"\"" + std::string(text) + "\" is not ADDR:PORT"};
+  }
+  std::string_view host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);  // [::]:8186
+  } else if (host.find(':') != std::string_view::npos) {
+    return Error{"\"" + std::string(text) + "\": an IPv6 address goes in brackets ([::]:8186)"};
+  }
+  const std::string_view port_text = text.substr(colon + 1);
+  unsigned port = 0;
+  const auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (host.empty() || error != std::errc{} || end != port_text.data() + port_text.size() || port > 65535) {
+    return Error{"\"" + std::string(text) + "\" is not ADDR:PORT (a port from 0 to 65535)"};
+  }
+  return ListenAddress{std::string(host), static_cast<std::uint16_t>(port)};
 }
 
 std::string node_usage() {

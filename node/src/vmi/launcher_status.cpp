@@ -1,6 +1,6 @@
 // Launcher pods and their status files (launcher_status.hpp). Reads: the pod's labels,
 // spec.nodeName, spec.hostNetwork, metadata.ownerReferences and uid; the status file's phase,
-// reason and timestamps. Follows the contract of docs/node.md and KubeVirt's virt-handler, which
+// reason, paused and timestamps. Follows the contract of docs/node.md and KubeVirt's virt-handler, which
 // finds a VMI's pod by the controller owner reference (pkg/controller ... GetControllerOf).
 #include "vmgate/node/launcher_status.hpp"
 
@@ -92,7 +92,14 @@ Result<LauncherStatus> parse_launcher_status(std::string_view text) {
       }
     }
   }
-  return LauncherStatus{std::string(phase_text), std::string(reason_text)};
+  bool paused = reason_text.find("started paused") != std::string_view::npos;
+  if (const json::Value* flag = json::find(root, "paused"); flag != nullptr) {
+    if (!flag->IsBool()) {
+      return Error{"paused: not a boolean"};
+    }
+    paused = flag->GetBool();
+  }
+  return LauncherStatus{std::string(phase_text), std::string(reason_text), paused};
 }
 
 bool is_final_phase(std::string_view phase) {
@@ -173,7 +180,7 @@ json::Document launcher_status_patch(std::string_view vmi_uid, const LauncherSta
   // The supervisor's stop request is the reason of the Running it writes then ("stop requested:
   // ACPI shutdown"); the launcher's own api link remembers it the same way.
   const bool stopping = status.reason.starts_with("stop requested");
-  json::Document patch = kube::vmi_status_patch(vmi_uid, status.phase, status.reason, stopping, now);
+  json::Document patch = kube::vmi_status_patch(vmi_uid, status.phase, status.reason, stopping, status.paused, now);
   json::set_string(json::ensure_object(patch, "status", patch.GetAllocator()), "nodeName", node_name,
                    patch.GetAllocator());
   return patch;

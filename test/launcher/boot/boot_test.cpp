@@ -3,8 +3,12 @@
 // VMI's firmware.kernelBoot. The guest's /init (test/fixtures/launcher/boot/init) prints markers
 // on the serial console, which the launcher logs to a file. Prerequisites missing: skipped, but
 // failed when CI=true (tools/launcher-boot-prereqs provides them). Never asserts on boot speed.
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -478,6 +483,80 @@ TEST_F(BootTest, StartStrategyPausedKeepsTheGuestPaused) {
   ASSERT_TRUE(status.has_value()) << diagnostics();
   EXPECT_NE(read_or_empty(work() / "launcher.err").find("grace period of 5 s expired"), std::string::npos)
       << diagnostics();
+  EXPECT_TRUE(qemu_pids().empty());
+}
+
+// A connected unix socket to `path` (-1 on failure).
+int connect_unix(const fs::path& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {  // NOLINT: C API
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// One request on the launcher's control socket; its answer line.
+std::string control(const fs::path& socket, const std::string& line) {
+  const int fd = connect_unix(socket);
+  if (fd < 0) {
+    return "<cannot connect>";
+  }
+  (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+  std::string answer;
+  char buffer[256];
+  pollfd watched{fd, POLLIN, 0};
+  while (::poll(&watched, 1, 10000) > 0) {
+    const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
+    if (got <= 0) {
+      break;
+    }
+    answer.append(buffer, static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  return answer;
+}
+
+// The serial console is QEMU's unix socket (virt-serial0, with the log file beside it) and the
+// control socket unpauses a domain started paused (virtctl unpause through the node agent): the
+// guest then boots, its console reaches both the socket's client and the log, and it powers off.
+TEST_F(BootTest, ControlSocketUnpausesAndTheSerialSocketCarriesTheConsole) {
+  auto launcher = start(write_vmi("poweroff", "", "", "  startStrategy: Paused\n"));
+  const fs::path private_dir = work() / "pod/var/run/kubevirt-private";
+  const auto deadline = std::chrono::steady_clock::now() + boot_timeout;
+  while ((read_or_empty(work() / "status.json").find("started paused") == std::string::npos ||
+          !fs::exists(private_dir / "vmgate-control.sock")) &&
+         std::chrono::steady_clock::now() < deadline && launcher->running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_TRUE(fs::exists(private_dir / "vmgate-control.sock")) << diagnostics();
+  EXPECT_NE(read_or_empty(work() / "status.json").find(R"("paused":true)"), std::string::npos);
+  const int serial = connect_unix(private_dir / "virt-serial0");
+  ASSERT_GE(serial, 0) << "no serial socket" << diagnostics();
+  EXPECT_EQ(control(private_dir / "vmgate-control.sock", "pause\n"), "error domain is already paused\n");
+  EXPECT_EQ(control(private_dir / "vmgate-control.sock", "unpause\n"), "ok\n") << diagnostics();
+  EXPECT_NE(read_or_empty(work() / "status.json").find(R"("paused":false)"), std::string::npos);
+  std::string console;
+  char buffer[4096];
+  pollfd watched{serial, POLLIN, 0};
+  while (console.find("VMGATE-BOOT-OK") == std::string::npos && std::chrono::steady_clock::now() < deadline &&
+         ::poll(&watched, 1, 1000) >= 0) {
+    if ((watched.revents & POLLIN) != 0) {
+      const ssize_t got = ::recv(serial, buffer, sizeof buffer, 0);
+      if (got <= 0) {
+        break;
+      }
+      console.append(buffer, static_cast<std::size_t>(got));
+    }
+  }
+  ::close(serial);
+  EXPECT_NE(console.find("VMGATE-BOOT-OK"), std::string::npos) << "socket saw:\n" << console << diagnostics();
+  EXPECT_EQ(launcher->wait(seconds(120)), 0) << diagnostics();
+  EXPECT_NE(read_or_empty(serial_log()).find("VMGATE-BOOT-OK"), std::string::npos) << diagnostics();
+  EXPECT_FALSE(fs::exists(private_dir / "vmgate-control.sock"));
   EXPECT_TRUE(qemu_pids().empty());
 }
 

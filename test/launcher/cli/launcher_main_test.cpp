@@ -90,7 +90,8 @@ TEST(LauncherCli, PrintXmlFromVmi) {
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(result.out.rfind("<domain type='qemu'>", 0), 0U);
   EXPECT_NE(result.out.find("<name>default_vmi-cirros</name>"), std::string::npos);
-  EXPECT_NE(result.out.find("path='/tmp/c&amp;l.log'"), std::string::npos);
+  EXPECT_NE(result.out.find("<log file='/tmp/c&amp;l.log' append='on'/>"), std::string::npos);
+  EXPECT_NE(result.out.find("<source mode='bind' path='/var/run/kubevirt-private/virt-serial0'/>"), std::string::npos);
 }
 
 TEST(LauncherCli, PrintXmlFromVmExpandedByAdmission) {

@@ -22,10 +22,11 @@ TEST(StatusFile, WritesTheDocumentedFormatAndReadsItBack) {
   ASSERT_TRUE(write_status_file(path, {"Running", "domain running", "2026-01-02T03:04:05Z", "2026-01-02T03:04:07Z",
                                        "2026-01-02T03:04:08Z"})
                   .ok());
-  EXPECT_EQ(read_file(path),
-            R"({"phase":"Running","reason":"domain running","timestamps":{"started":"2026-01-02T03:04:05Z",)"
-            R"("running":"2026-01-02T03:04:07Z","updated":"2026-01-02T03:04:08Z"}})"
-            "\n");
+  EXPECT_EQ(
+      read_file(path),
+      R"({"phase":"Running","reason":"domain running","paused":false,"timestamps":{"started":"2026-01-02T03:04:05Z",)"
+      R"("running":"2026-01-02T03:04:07Z","updated":"2026-01-02T03:04:08Z"}})"
+      "\n");
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
   Result<LauncherStatus> read = read_status_file(path);
   ASSERT_TRUE(read.ok()) << read.error().message;
@@ -42,6 +43,14 @@ TEST(StatusFile, WritesTheDocumentedFormatAndReadsItBack) {
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read_file(path).find("\"running\""), std::string::npos);
   EXPECT_EQ(read->updated.size(), std::string("2026-01-02T03:04:05Z").size());
+  EXPECT_FALSE(read->paused);
+  // A paused domain (startStrategy Paused, virtctl pause).
+  LauncherStatus paused{"Running", "domain paused by user", "2026-01-02T03:04:05Z", {}, {}, true};
+  ASSERT_TRUE(write_status_file(path, paused).ok());
+  EXPECT_NE(read_file(path).find(R"("reason":"domain paused by user","paused":true,)"), std::string::npos);
+  read = read_status_file(path);
+  ASSERT_TRUE(read.ok());
+  EXPECT_TRUE(read->paused);
 }
 
 TEST(StatusFile, ReadErrorsNameTheFile) {

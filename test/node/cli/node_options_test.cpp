@@ -46,6 +46,36 @@ TEST(NodeOptions, RefuseWhatTheyCannotUse) {
   EXPECT_FALSE(parse({"--devices", "kvm", "--devices", "tun"}));
 }
 
+TEST(NodeOptions, SubresourceEndpointIsOffOrFullyConfigured) {
+  Result<NodeOptions> off = parse({});
+  ASSERT_TRUE(off);
+  EXPECT_FALSE(off->subresource_listen);
+  EXPECT_EQ(off->subresource_client_name, "vmgate-subresources");
+  Result<NodeOptions> on = parse({"--subresource-listen=0.0.0.0:8186", "--subresource-tls-cert=/s/tls.crt",
+                                  "--subresource-tls-key=/s/tls.key", "--subresource-client-ca=/s/ca.crt",
+                                  "--subresource-client-name", "serve"});
+  ASSERT_TRUE(on) << on.error().message;
+  EXPECT_EQ(*on->subresource_listen, (ListenAddress{"0.0.0.0", 8186}));
+  EXPECT_EQ(on->subresource_tls_cert, "/s/tls.crt");
+  EXPECT_EQ(on->subresource_tls_key, "/s/tls.key");
+  EXPECT_EQ(on->subresource_client_ca, "/s/ca.crt");
+  EXPECT_EQ(on->subresource_client_name, "serve");
+  EXPECT_THAT(parse({"--subresource-listen=:8186"}).error().message, HasSubstr("not ADDR:PORT"));
+  EXPECT_THAT(parse({"--subresource-listen=127.0.0.1:8186"}).error().message,
+              HasSubstr("needs --subresource-tls-cert, --subresource-tls-key and --subresource-client-ca"));
+  EXPECT_THAT(parse({"--subresource-tls-cert=/c"}).error().message, HasSubstr("need --subresource-listen"));
+}
+
+TEST(NodeOptions, ListenAddresses) {
+  EXPECT_EQ(*parse_listen_address("127.0.0.1:0"), (ListenAddress{"127.0.0.1", 0}));
+  EXPECT_EQ(*parse_listen_address("[::]:8186"), (ListenAddress{"::", 8186}));
+  EXPECT_FALSE(parse_listen_address("::1:8186"));
+  EXPECT_FALSE(parse_listen_address("127.0.0.1"));
+  EXPECT_FALSE(parse_listen_address("127.0.0.1:65536"));
+  EXPECT_FALSE(parse_listen_address("127.0.0.1:x"));
+  EXPECT_FALSE(parse_listen_address("[]:1"));
+}
+
 TEST(NodeOptions, HelpListsTheOptions) {
   Result<NodeOptions> options = parse({"-h"});
   ASSERT_TRUE(options);

@@ -41,8 +41,20 @@ TEST(LauncherStatus, TheSupervisorsFile) {
   ASSERT_TRUE(status.ok()) << status.error().message;
   EXPECT_EQ(status->phase, "Running");
   EXPECT_EQ(status->reason, "domain running");
+  EXPECT_FALSE(status->paused);
   // Members the format does not have are ignored (a newer launcher may add some).
   EXPECT_TRUE(parse_launcher_status(R"({"phase":"Failed","reason":"","extra":[1,2]})").ok());
+}
+
+// virtctl pause: the launcher writes "paused"; a launcher without the field says "started paused".
+TEST(LauncherStatus, PausedFromTheFileOrTheStartStrategyReason) {
+  EXPECT_TRUE(parse_launcher_status(R"({"phase":"Running","reason":"domain paused by user","paused":true})")->paused);
+  EXPECT_FALSE(parse_launcher_status(R"({"phase":"Running","reason":"domain running","paused":false})")->paused);
+  EXPECT_TRUE(parse_launcher_status(R"j({"phase":"Running","reason":"domain started paused (startStrategy Paused)"})j")
+                  ->paused);
+  EXPECT_FALSE(parse_launcher_status(
+                   R"j({"phase":"Running","reason":"domain started paused (startStrategy Paused)","paused":false})j")
+                   ->paused);
 }
 
 TEST(LauncherStatus, HostileInputsAreRefused) {
@@ -65,6 +77,7 @@ TEST(LauncherStatus, HostileInputsAreRefused) {
            Case{R"({"phase":"Running","reason":{"a":1}})", "reason: not a string"},
            Case{R"({"phase":"Running","reason":"a\nb"})", "control characters"},
            Case{R"({"phase":"Running","reason":"x","timestamps":"now"})", "timestamps: not an object"},
+           Case{R"({"phase":"Running","reason":"x","paused":"yes"})", "paused: not a boolean"},
            Case{R"({"phase":"Running","reason":"x","timestamps":{"a":1}})", "timestamps: a value is not a string"},
            Case{R"({"phase":"Running","reason":"x","timestamps":{"a":{"b":{}}}})", "not JSON"},  // depth
            Case{R"({"phase":"Failed","reason":"x","phase":"Running"})", "duplicate key"},
@@ -151,12 +164,30 @@ TEST(LauncherStatusPatch, StatusNodeNameAndTheOwnersUid) {
   EXPECT_EQ(text(stopping, "/status/conditions/0/status"), "False");
 }
 
+// KubeVirt's virt-handler: Paused {PausedByUser, "VMI was paused by user"} while paused, and
+// gone once unpaused (the conditions array is replaced as a whole by the merge patch).
+TEST(LauncherStatusPatch, PausedByUserWhilePaused) {
+  const json::Document paused =
+      launcher_status_patch(vmi_uid, {"Running", "domain paused by user", true}, "node0", "T");
+  EXPECT_EQ(text(paused, "/status/conditions/1/type"), "Paused");
+  EXPECT_EQ(text(paused, "/status/conditions/1/status"), "True");
+  EXPECT_EQ(text(paused, "/status/conditions/1/reason"), "PausedByUser");
+  EXPECT_EQ(text(paused, "/status/conditions/1/message"), "VMI was paused by user");
+  EXPECT_EQ(text(paused, "/status/conditions/1/lastTransitionTime"), "T");
+  EXPECT_EQ(text(paused, "/status/conditions/0/reason"), "DomainPaused");
+  const json::Document unpaused = launcher_status_patch(vmi_uid, {"Running", "domain running", false}, "node0", "T");
+  EXPECT_EQ(text(unpaused, "/status/conditions/1"), "<absent>");
+  EXPECT_EQ(text(unpaused, "/status/conditions/0/status"), "True");
+}
+
 TEST(NeedsReport, OnePatchPerChangeNothingAfterFinal) {
   ReportState state;
   EXPECT_TRUE(needs_report(state, {"Scheduled", "starting"}));
   state.written = LauncherStatus{"Scheduled", "starting"};
   EXPECT_FALSE(needs_report(state, {"Scheduled", "starting"}));
   EXPECT_TRUE(needs_report(state, {"Running", "domain running"}));
+  state.written = LauncherStatus{"Running", "x", false};
+  EXPECT_TRUE(needs_report(state, {"Running", "x", true}));  // paused alone is a change
   state.written = LauncherStatus{"Failed", "guest crashed"};
   EXPECT_FALSE(needs_report(state, {"Running", "domain running"}));
   EXPECT_FALSE(needs_report(state, {"Succeeded", "x"}));

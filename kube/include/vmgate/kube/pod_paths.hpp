@@ -61,6 +61,12 @@ inline constexpr std::string_view private_volume = "private";
 inline constexpr std::string_view private_dir = "/var/run/kubevirt-private";
 inline constexpr std::string_view status_file_name = "vmgate-status.json";
 inline constexpr std::string_view serial_log_name = "virt-serial0-log";
+/// The guest's serial console as a unix socket QEMU listens on (KubeVirt's `virt-serial0`): the
+/// node agent relays it to `virtctl console` (docs/node.md, "The subresource endpoint").
+inline constexpr std::string_view serial_socket_name = "virt-serial0";
+/// The launcher's control socket (docs/launcher.md, "The control socket"): `pause` and
+/// `unpause`, one line each, from the node agent.
+inline constexpr std::string_view control_socket_name = "vmgate-control.sock";
 
 /// containerDisks by copy (`--container-disk-delivery copy`): the init container
 /// `container_disk_binary_container` copies the static `vmgate-container-disk` of the launcher

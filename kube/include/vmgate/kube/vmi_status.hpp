@@ -16,10 +16,13 @@ inline constexpr const char* domain_state_annotation = "vmgate.kubevirt.io/domai
 
 /// The merge patch for a supervisor phase ("Scheduled", "Running", "Succeeded", "Failed") and
 /// its one-line reason: metadata.uid (the precondition), status.phase, the Ready condition (True
-/// only while Running, not paused and not stopping), a Paused condition (PausedByUser) for a
-/// domain started paused, status.reason on failure, and the domain-state annotation.
-/// `stopping`: a stop was requested. `now`: the conditions' lastTransitionTime.
+/// only while Running, not paused and not stopping), a Paused condition (PausedByUser, as
+/// virt-handler's calculatePausedCondition) while the domain is paused (started paused, or
+/// `virtctl pause`), status.reason on failure, and the domain-state annotation. The conditions
+/// are the whole array of the merge patch, so an unpaused domain's patch drops Paused.
+/// `stopping`: a stop was requested. `paused`: the launcher says its domain is paused (only
+/// counts while Running and not stopping). `now`: the conditions' lastTransitionTime.
 json::Document vmi_status_patch(std::string_view uid, std::string_view phase, std::string_view reason, bool stopping,
-                                std::string_view now);
+                                bool paused, std::string_view now);
 
 }  // namespace vmgate::kube

@@ -20,6 +20,9 @@ struct LauncherStatus {
   std::string started;  // RFC 3339 UTC, when the launcher began to start the domain; may be empty
   std::string running;  // when the domain was created; empty until then
   std::string updated;  // when this status was written
+  /// The domain is paused: started paused (startStrategy Paused) or paused through the control
+  /// socket (virtctl pause), until unpaused. Written as `"paused"` (always, true or false).
+  bool paused = false;
 };
 
 /// True for the phases after which the launcher writes nothing more: Succeeded and Failed.

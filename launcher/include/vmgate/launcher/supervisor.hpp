@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "vmgate/launcher/control_socket.hpp"
 #include "vmgate/launcher/libvirt.hpp"
 
 namespace vmgate::launcher {
@@ -37,7 +38,10 @@ struct SupervisorConfig {
   std::chrono::seconds tap_wait_note{10};
   /// Whether a network interface of that name exists here (default: if_nametoindex).
   std::function<bool(const std::string& name)> link_exists;
-  /// A line for the launcher's log (the taps still missing while waiting).
+  /// The control socket (control_socket.hpp) served while the domain runs: pause, unpause.
+  /// Empty: none. One that cannot be bound is noted (on_note) and the guest runs without it.
+  std::string control_socket;
+  /// A line for the launcher's log (the taps still missing while waiting, pause and unpause).
   std::function<void(const std::string& line)> on_note;
 };
 
@@ -75,6 +79,9 @@ class Supervisor {
     bool stopped = false;
   };
   TapWait wait_for_taps(const std::string& xml);
+  /// The control socket's pause and unpause on `domain`: "" when done (and the status file says
+  /// so), else why not ("domain is already paused", "domain is not paused", libvirt's words).
+  std::string pause_or_unpause(virDomainPtr domain, ControlCommand command, bool stopping);
 
   virConnectPtr connection_;
   SupervisorConfig config_;
@@ -90,6 +97,7 @@ class Supervisor {
   int callback_id_ = -1;
   std::string started_at_;
   std::string running_at_;
+  bool paused_ = false;  // the domain is paused (startStrategy Paused, or a pause request)
 };
 
 }  // namespace vmgate::launcher

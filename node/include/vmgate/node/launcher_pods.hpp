@@ -9,10 +9,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "vmgate/common/result.hpp"
 #include "vmgate/kube/client_config.hpp"
 #include "vmgate/node/event_log.hpp"
+#include "vmgate/node/launcher_status.hpp"
 
 namespace vmgate::node {
 
@@ -43,6 +45,10 @@ class LauncherPods {
 
   void start();
   void stop();  // idempotent; interrupts the request in flight
+
+  /// The launcher pods of this node as the informer last saw them (launcher_pod()). Thread-safe:
+  /// the subresource endpoint asks from its own thread.
+  [[nodiscard]] std::vector<LauncherPod> current() const;
 
  private:
   struct Impl;

@@ -31,13 +31,16 @@ inline constexpr std::size_t max_status_reason_bytes = 4096;
 struct LauncherStatus {
   std::string phase;
   std::string reason;
+  /// The domain is paused (startStrategy Paused, virtctl pause): the file's `paused`, or for a
+  /// launcher that does not write it, a reason saying "started paused".
+  bool paused = false;
   bool operator==(const LauncherStatus&) const = default;
 };
 
 /// Parses the status file's text: a JSON object (the strict decoder: UTF-8, no duplicate keys,
 /// depth 4) with `phase` (one of the four) and `reason` (a string of at most
-/// max_status_reason_bytes, no control characters), and optionally `timestamps`, an object of
-/// strings; other members are ignored. Errors name what is wrong; the text is never echoed.
+/// max_status_reason_bytes, no control characters), and optionally `paused` (a boolean) and
+/// `timestamps`, an object of strings; other members are ignored. Errors name what is wrong; the text is never echoed.
 Result<LauncherStatus> parse_launcher_status(std::string_view text);
 
 /// Succeeded and Failed: nothing is reported after them (the VMI's phase only moves forward).

@@ -1,5 +1,7 @@
 #pragma once
 // The command line of `vmgate-node`. Pure; thread-safe.
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -9,6 +11,17 @@
 #include "vmgate/node/device_plugin.hpp"
 
 namespace vmgate::node {
+
+/// --subresource-listen: an IP address (IPv6 without its brackets) and a port (0: any, tests).
+struct ListenAddress {
+  std::string host;
+  std::uint16_t port = 0;
+  bool operator==(const ListenAddress&) const = default;
+};
+
+/// "0.0.0.0:8186", "[::1]:0". Errors: no port, a port outside 0..65535, an IPv6 address
+/// without brackets. The address itself is checked where it is bound.
+Result<ListenAddress> parse_listen_address(std::string_view text);
 
 struct NodeOptions {
   std::string device_plugin_dir{default_device_plugin_dir};  // where kubelet.sock and our sockets live
@@ -32,11 +45,19 @@ struct NodeOptions {
   std::string cgroup_root{"/sys/fs/cgroup"};     // where a pod's processes are found
   std::string proc_root{"/proc"};                // the node's /proc (hostPID)
   bool pod_network = true;                       // --no-pod-network: status only
+  /// The subresource endpoint (docs/node.md, "The subresource endpoint"): off without
+  /// --subresource-listen; with it, the three files are required.
+  std::optional<ListenAddress> subresource_listen;
+  std::string subresource_tls_cert;
+  std::string subresource_tls_key;
+  std::string subresource_client_ca;
+  std::string subresource_client_name{"vmgate-subresources"};
   bool help = false;
 };
 
 /// Parses the arguments after the program name. Errors: unknown options, missing values, an
-/// unknown device, --max-devices outside 1..1000000, --label-interval outside 1..86400.
+/// unknown device, --max-devices outside 1..1000000, --label-interval outside 1..86400, a bad
+/// --subresource-listen, --subresource-listen without its three files or files without it.
 Result<NodeOptions> parse_node_options(std::span<const std::string_view> args);
 
 /// The --help text.

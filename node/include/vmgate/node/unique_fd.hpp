@@ -27,6 +27,8 @@ class UniqueFd {
 
   [[nodiscard]] int get() const noexcept { return fd_; }
   [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
+  /// Gives the descriptor up to the caller (an Asio socket that closes it itself).
+  [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
