@@ -147,8 +147,8 @@ stack_dry_run() {
   fi
 }
 check "ci/node-values.yaml: the webhook, the controller and vmgate-node, dry run accepted" stack_dry_run
-check "ci/node-values.yaml: the controller's Deployment and Lease Role, vmgate-node's DaemonSet" \
-  test "$(kinds "$work/stack.rendered.yaml" '(Deployment|DaemonSet|Role|ServiceAccount)$')" = "DaemonSet=1 Deployment=2 Role=3 ServiceAccount=3 "
+check "ci/node-values.yaml: the controller's Deployment and Lease Role, vmgate-node's DaemonSet, the subresource API" \
+  test "$(kinds "$work/stack.rendered.yaml" '(Deployment|DaemonSet|Role|ServiceAccount|APIService)$')" = "APIService=2 DaemonSet=1 Deployment=3 Role=3 ServiceAccount=4 "
 check "ci/node-values.yaml: the controller runs as kubevirt-controller, vmgate-node as kubevirt-handler" \
   bash -c "grep -q 'serviceAccountName: kubevirt-controller' '$work/stack.rendered.yaml' && grep -q 'serviceAccountName: kubevirt-handler' '$work/stack.rendered.yaml'"
 # The webhook Service's selector matches the webhook's pods only.
