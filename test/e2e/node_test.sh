@@ -16,6 +16,9 @@
 #   - a VM whose CPU model no node offers stays Pending, the scheduler's message naming the label;
 #   - vmgate-node's pod deleted -> labels and devices come back;
 #   - the kubelet restarted -> the device plugins register again, a new VM still boots;
+#   - KubeVirt's own virtctl through the aggregator to vmgate subresources and vmgate-node:
+#     pause/unpause, console (a typed line runs in the guest), restart, stop, start, the unhappy
+#     paths' messages, 403 for a user without the verb and for another namespace's user;
 #   - the controller's leader pod deleted -> the other replica takes over within the Lease.
 # Usage (root): test/e2e/node_test.sh     (VMGATE_BUILD_DIR: the binaries, default build/)
 set -euo pipefail
@@ -135,6 +138,93 @@ boot_and_delete() { # NAME INSTANCETYPE PREFERENCE FIRMWARE
 
 boot_and_delete bios-vm u1.nano cirros BIOS
 boot_and_delete efi-vm u1.micro linux.efi EFI
+
+# ---------------------------------------------------------------- KubeVirt's own virtctl (docs/subresources.md)
+# build/virtctl (tools/build-virtctl: cmd/virtctl at the pinned KubeVirt release) through the
+# aggregator to vmgate subresources, then to vmgate-node on node0 and the launcher. Users are
+# service accounts: alice with the chart's subresources role in vms, bob with it in another
+# namespace only, carol in vms with nothing but reading VMs.
+virtctl=${VIRTCTL:-$PWD/build/virtctl}
+vmgate=${VMGATE_BUILD_DIR:-build}/vmgate
+work=$dir/virtctl
+check "the subresources APIService is Available" wait_until 120 bash -c \
+  "[[ \$(kubectl get apiservice v1.subresources.kubevirt.io -o 'jsonpath={.status.conditions[?(@.type==\"Available\")].status}') == True ]]"
+edit_role=vmgate:subresources-edit  # the chart's, aggregated into admin and edit
+kubectl create namespace other >/dev/null
+for who in vms/alice other/bob vms/carol; do kubectl -n "${who%/*}" create serviceaccount "${who#*/}" >/dev/null; done
+kubectl -n vms create rolebinding alice --clusterrole="$edit_role" --serviceaccount=vms:alice >/dev/null
+kubectl -n other create rolebinding bob --clusterrole="$edit_role" --serviceaccount=other:bob >/dev/null
+kubectl -n vms create role vm-reader --verb=get,list --resource=virtualmachines.kubevirt.io,virtualmachineinstances.kubevirt.io >/dev/null
+kubectl -n vms create rolebinding carol --role=vm-reader --serviceaccount=vms:carol >/dev/null
+for who in vms/alice other/bob vms/carol; do
+  token_kubeconfig "$work/${who#*/}.kubeconfig" "$(kubectl -n "${who%/*}" create token "${who#*/}")"
+done
+as() { local user=$1; shift; "$virtctl" --kubeconfig "$work/$user.kubeconfig" -n vms "$@"; }
+vmi_uid() { kubectl -n vms get vmi "$1" -o 'jsonpath={.metadata.uid}' 2>/dev/null; }
+paused() { [[ $(kubectl -n vms get vmi "$1" -o 'jsonpath={.status.conditions[?(@.type=="Paused")].status}') == True ]]; }
+printable() { [[ $(kubectl -n vms get vm "$1" -o 'jsonpath={.status.printableStatus}') == "$2" ]]; }
+running() { [[ $(kubectl -n vms get vmi "$1" -o 'jsonpath={.status.phase}' 2>/dev/null) == Running ]]; }
+fails_with() { # TEXT COMMAND...: the command fails and says TEXT
+  local text=$1 out
+  shift
+  if out=$("$@" 2>&1); then
+    echo "  succeeded: $out" >&2
+    return 1
+  fi
+  [[ $out == *"$text"* ]] || { echo "  said: $out" >&2; return 1; }
+}
+
+mkdir -p "$work"
+vm ctl-vm u1.nano cirros | kubectl apply -f - >/dev/null
+check "ctl-vm boots (the guest's marker)" wait_until 300 marker ctl-vm
+check "ctl-vm's VMI is Running" wait_until 60 running ctl-vm
+check "carol (no subresource verbs) gets 403 from the API server" \
+  fails_with "forbidden" as carol pause vmi ctl-vm
+check "bob (rights in another namespace) gets 403 for vms' console" \
+  fails_with "forbidden" as bob console ctl-vm --timeout 1
+
+check "virtctl pause vmi" as alice pause vmi ctl-vm
+check "  the VMI shows Paused" wait_until 30 paused ctl-vm
+check "  the VM's printableStatus is Paused" wait_until 30 printable ctl-vm Paused
+check "  pausing it again: VMI is already paused" fails_with "VMI is already paused" as alice pause vmi ctl-vm
+check "virtctl unpause vmi" as alice unpause vmi ctl-vm
+check "  the Paused condition goes" wait_until 30 bash -c "$(declare -f paused); ! paused ctl-vm"
+check "  unpausing it again: VMI is not paused" fails_with "VMI is not paused" as alice unpause vmi ctl-vm
+
+# The same requests from `kubectl vmgate` (vmgate's own verbs, for users without virtctl).
+check "kubectl vmgate pause vm" "$vmgate" pause vm ctl-vm -n vms --kubeconfig "$work/alice.kubeconfig"
+check "  the VMI shows Paused" wait_until 30 paused ctl-vm
+check "kubectl vmgate unpause vmi" "$vmgate" unpause vmi ctl-vm -n vms --kubeconfig "$work/alice.kubeconfig"
+check "  the Paused condition goes" wait_until 30 bash -c "$(declare -f paused); ! paused ctl-vm"
+
+# The console: virtctl's stdin is a pipe held open while the guest's shell runs what is typed.
+console_out=$work/console.out
+(
+  sleep 4
+  # shellcheck disable=SC2016 # expanded by the guest's shell: only a line that ran prints 42
+  printf '\r\necho vmgate-console-$((6 * 7))\r\n'
+  sleep 6
+) | timeout 30 "$virtctl" --kubeconfig "$work/alice.kubeconfig" -n vms console ctl-vm >"$console_out" 2>&1 || true
+check "virtctl console: a line typed there ran in the guest (vmgate-console-42)" grep -q 'vmgate-console-42' "$console_out"
+check "virtctl console: the console session opened and closed cleanly" \
+  bash -c "grep -q 'Successfully connected to ctl-vm console' '$console_out'"
+
+first_uid=$(vmi_uid ctl-vm)
+check "virtctl restart" as alice restart ctl-vm
+check "  a new VMI runs (another uid)" wait_until 240 bash -c \
+  "$(declare -f vmi_uid running); [[ -n \$(vmi_uid ctl-vm) && \$(vmi_uid ctl-vm) != $first_uid ]] && running ctl-vm"
+check "  the new guest boots (its marker)" wait_until 300 marker ctl-vm
+check "virtctl stop" as alice stop ctl-vm
+check "  the VMI goes, the VM is Stopped" wait_until 180 bash -c \
+  "$(declare -f printable); ! kubectl -n vms get vmi ctl-vm >/dev/null 2>&1 && printable ctl-vm Stopped"
+check "  runStrategy Halted" test "$(kubectl -n vms get vm ctl-vm -o 'jsonpath={.spec.runStrategy}')" = Halted
+check "  stopping it again: VM is not running" fails_with "VM is not running" as alice stop ctl-vm
+check "  pausing its VMI: not found" fails_with "not found" as alice pause vmi ctl-vm
+check "virtctl start" as alice start ctl-vm
+check "  the VMI runs again" wait_until 240 running ctl-vm
+check "  starting it again: VM is already running" fails_with "VM is already running" as alice start ctl-vm
+kubectl -n vms delete vm ctl-vm --wait=false >/dev/null
+check "ctl-vm is gone" wait_until 180 bash -c "! kubectl -n vms get vmi ctl-vm >/dev/null 2>&1"
 
 # ---------------------------------------------------------------- what a tenant tried (docs/security.md), on the node
 # Finding 1: the guest gets the token of the account its serviceAccount volume names, a tenant's
