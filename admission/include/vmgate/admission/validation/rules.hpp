@@ -16,7 +16,9 @@ namespace vmgate::admission::validation {
 ErrorList validate_quantities(const json::Value& spec, const FieldPath& path);
 /// hostname (DNS label) and subdomain (DNS subdomain).
 ErrorList validate_dns_names(const json::Value& spec, const FieldPath& path);
-/// Memory requests/limits: non-negative, requests ≥ 1M, requests ≤ limits; guest ≤ limits unless LiveUpdate.
+/// Memory requests/limits: non-negative, requests ≥ 1M, requests ≤ limits; then hugepages::validate;
+/// then guest ≤ limits unless LiveUpdate (KubeVirt's order: the hugepages causes come before the
+/// guest's).
 ErrorList validate_memory(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// domain.machine.type against the arch's emulated-machine globs.
 ErrorList validate_machine_type(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
