@@ -240,6 +240,9 @@ constexpr std::array<std::string_view, 10> graduated_after_v1_8{"VMExport",
                                                                 "VmiMemoryOverheadReport",
                                                                 "LibvirtHooksServerAndClient"};
 
+// The GA gates above that v1.7 (pkg/virt-config/featuregate at v1.7.0) still has as Alpha.
+constexpr std::array<std::string_view, 1> graduated_after_v1_7{"EnableVirtioFsConfigVolumes"};
+
 template <std::size_t N>
 bool contains(const std::array<std::string_view, N>& gates, std::string_view gate) {
   return std::find(gates.begin(), gates.end(), gate) != gates.end();
@@ -250,7 +253,8 @@ bool ClusterConfig::feature_gate_enabled(std::string_view gate) const {
   const auto listed = [gate](const std::vector<std::string>& gates) {
     return std::find(gates.begin(), gates.end(), gate) != gates.end();
   };
-  const bool ga = contains(ga_gates, gate) && !(release == Release::v1_8 && contains(graduated_after_v1_8, gate));
+  const bool ga = contains(ga_gates, gate) && !(release <= Release::v1_8 && contains(graduated_after_v1_8, gate)) &&
+                  !(release <= Release::v1_7 && contains(graduated_after_v1_7, gate));
   if (ga || listed(feature_gates)) {
     return true;
   }
@@ -259,7 +263,7 @@ bool ClusterConfig::feature_gate_enabled(std::string_view gate) const {
   }
   // v1.8's isFeatureGateEnabled (pkg/virt-config/feature-gates.go) turns on only what the CR
   // lists: Beta gates are on by default from the release after it.
-  return release != Release::v1_8 && contains(beta_gates, gate);
+  return release > Release::v1_8 && contains(beta_gates, gate);
 }
 
 bool ClusterConfig::persistent_reservation_enabled() const {

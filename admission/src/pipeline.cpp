@@ -143,7 +143,7 @@ MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, co
     if (json::Value* template_value = json::find_path(vm, {"spec", "template"});
         template_value != nullptr && template_value->IsObject()) {
       const json::Value* template_spec = json::find_object(*template_value, "spec");
-      if (template_spec != nullptr && defaults::supports_pcie_hotplug(*template_spec, cluster.config().release)) {
+      if (template_spec != nullptr && defaults::annotates_pci_topology(*template_spec, cluster.config().release)) {
         defaults::set_pci_topology_version(json::ensure_object(*template_value, "metadata", allocator), allocator);
       }
     }
@@ -329,8 +329,8 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
         !causes.empty()) {
       return with_warnings(Verdict::invalid(std::move(causes)), std::move(warnings));
     }
-    if (ErrorList causes =
-            validation::validate_discontinued_bindings(*json::find(*template_value, "spec"), FieldPath("spec"));
+    if (ErrorList causes = validation::validate_discontinued_bindings(*json::find(*template_value, "spec"),
+                                                                      FieldPath("spec"), cluster.config().release);
         !causes.empty()) {
       return with_warnings(Verdict::invalid(std::move(causes)), std::move(warnings));
     }
@@ -383,9 +383,9 @@ Verdict validate_vmi(const Request& request, const ClusterView& cluster, const S
   const json::Value& spec = spec_value != nullptr ? *spec_value : empty;
   const FieldPath spec_path("spec");
   ErrorList causes = validation::validate_discontinued_feature_gates(spec, cluster.config());
-  append(causes, validation::validate_discontinued_bindings(spec, spec_path));
+  append(causes, validation::validate_discontinued_bindings(spec, spec_path, cluster.config().release));
   append(causes, validation::validate_network(spec, spec_path, cluster.config()));
-  if (cluster.config().release != Release::v1_8) {
+  if (cluster.config().release > Release::v1_8) {
     // v1.8 registers no storage spec validator: it reports each disk cause once.
     append(causes, validation::validate_storage(spec, spec_path));
   }

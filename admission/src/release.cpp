@@ -22,6 +22,8 @@ Error unsupported(std::string_view text, std::string_view why) {
 
 std::string_view to_string(Release release) {
   switch (release) {
+    case Release::v1_7:
+      return "v1.7";
     case Release::v1_8:
       return "v1.8";
     case Release::main:
@@ -67,8 +69,8 @@ Release nearest_release(std::string_view text) {
   }
   const int major_number = std::stoi(std::string(major));
   const int minor_number = std::stoi(std::string(minor));
-  const bool older_than_v1_8 = major_number < 1 || (major_number == 1 && minor_number < 8);
-  return older_than_v1_8 ? supported_releases.front() : newest_release;
+  const bool older_than_v1_7 = major_number < 1 || (major_number == 1 && minor_number < 7);
+  return older_than_v1_7 ? supported_releases.front() : newest_release;
 }
 
 Result<Release> parse_release(std::string_view text) {
@@ -99,6 +101,9 @@ Result<Release> parse_release(std::string_view text) {
   }
   if (!all_digits(major) || !all_digits(minor)) {
     return unsupported(text, "is not a version (MAJOR.MINOR[.PATCH] or main)");
+  }
+  if (major == "1" && minor == "7") {
+    return Release::v1_7;
   }
   if (major == "1" && minor == "8") {
     return Release::v1_8;

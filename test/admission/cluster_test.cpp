@@ -506,7 +506,7 @@ TEST(ClusterConfigRelease, ObservedKubeVirtVersionNamesTheRelease) {
   Result<ClusterConfig> old =
       ClusterConfig::from_kubevirt(testing::parse(R"({"status": {"observedKubeVirtVersion": "v1.6.0"}})"));
   ASSERT_TRUE(old.ok());
-  EXPECT_EQ(old->release, Release::v1_8);  // the nearest supported release
+  EXPECT_EQ(old->release, Release::v1_7);  // the nearest supported release
   EXPECT_EQ(old->release_source, ReleaseSource::unsupported_cluster);
   EXPECT_EQ(old->observed_kubevirt_version, "v1.6.0");
 }

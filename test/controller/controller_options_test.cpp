@@ -79,8 +79,8 @@ TEST(ControllerOptions, Refusals) {
       {{"--launcher-link", "api"}, "--launcher-link"},
       {{"--launcher-service-account", "sa"}, "--launcher-service-account"},
       {{"--container-disk-delivery", "pull"}, "--container-disk-delivery must be copy or image-volume, not \"pull\""},
-      {{"--kubevirt-version", "v1.7"},
-       "--kubevirt-version: KubeVirt version \"v1.7\" is not supported (supported: v1.8, main)"},
+      {{"--kubevirt-version", "v1.6"},
+       "--kubevirt-version: KubeVirt version \"v1.6\" is not supported (supported: v1.7, v1.8, main)"},
   };
   for (const auto& [args, message] : cases) {
     Result<ControllerOptions> parsed = parse(args);

@@ -183,9 +183,9 @@ spec:
   const json::Value* none = json::find(admitted["results"][0], "warnings");
   EXPECT_TRUE(none == nullptr || (none->IsArray() && none->Empty())) << pinned.out;
 
-  const ProcessResult unsupported = vmgate({"check", "-f", vmi, "--kubevirt-version", "v1.7.0"});
+  const ProcessResult unsupported = vmgate({"check", "-f", vmi, "--kubevirt-version", "v1.6.0"});
   EXPECT_EQ(unsupported.status, 2);
-  EXPECT_NE(unsupported.err.find("KubeVirt version \"v1.7.0\" is not supported (supported: v1.8, main)"),
+  EXPECT_NE(unsupported.err.find("KubeVirt version \"v1.6.0\" is not supported (supported: v1.7, v1.8, main)"),
             std::string::npos)
       << unsupported.err;
 }

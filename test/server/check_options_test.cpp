@@ -39,7 +39,7 @@ TEST(CheckOptions, KubeVirtVersion) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().message,
             "--kubevirt-version: KubeVirt version \"latest\" is not a version (MAJOR.MINOR[.PATCH] or main) "
-            "(supported: v1.8, main)");
+            "(supported: v1.7, v1.8, main)");
 }
 
 TEST(CheckOptions, EverySpelling) {

@@ -52,7 +52,7 @@ void set_arm64_defaults(json::Value& vmi_spec, json::Allocator& allocator, Relea
     json::set(loader, "efi", json::Value(rapidjson::kObjectType), allocator);
   }
   // pkg/defaults/arm64.go at v1.8.2 setDefaultArm64Bootloader: only the bootloader it creates.
-  if (release == Release::v1_8 && given_bootloader) {
+  if (release <= Release::v1_8 && given_bootloader) {
     set_disk_buses(vmi_spec, "virtio", allocator);
     return;
   }

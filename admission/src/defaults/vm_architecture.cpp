@@ -85,7 +85,7 @@ bool supports_pcie_hotplug(const json::Value& vmi_spec, Release release) {
   if (arch != "amd64" && arch != "arm64" && !arch.empty()) {
     return false;
   }
-  if (release == Release::v1_8) {
+  if (release <= Release::v1_8) {
     return true;
   }
   const json::Value* machine = json::find_path(vmi_spec, {"domain", "machine"});
@@ -96,6 +96,10 @@ bool supports_pcie_hotplug(const json::Value& vmi_spec, Release release) {
     }
   }
   return true;
+}
+
+bool annotates_pci_topology(const json::Value& vmi_spec, Release release) {
+  return release >= Release::v1_8 && supports_pcie_hotplug(vmi_spec, release);
 }
 
 void set_pci_topology_version(json::Value& metadata, json::Allocator& allocator) {

@@ -89,7 +89,7 @@ std::optional<std::string> apply_vmi_create_defaults(json::Value& vmi, std::stri
   set_hotplug_defaults(*json::find(vmi, "spec"), config, allocator);
 
   json::Value& meta = json::ensure_object(vmi, "metadata", allocator);
-  if (supports_pcie_hotplug(*json::find(vmi, "spec"), config.release)) {
+  if (annotates_pci_topology(*json::find(vmi, "spec"), config.release)) {
     set_pci_topology_version(meta, allocator);
   }
   // ApplyNewVMIMutations: the KubeVirt CR's request to complete an isolated emulator thread to an

@@ -164,7 +164,7 @@ class VolumeInference {
 
   // VolumeSnapshot sources are inferred from after v1.8 (PR #18337); v1.8 (volume.go at v1.8.2)
   // follows PVC sources only.
-  [[nodiscard]] bool snapshots() const { return cluster_.config().release != Release::v1_8; }
+  [[nodiscard]] bool snapshots() const { return cluster_.config().release > Release::v1_8; }
 
   std::string_view name_label_;
   std::string_view kind_label_;

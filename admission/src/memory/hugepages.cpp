@@ -19,14 +19,16 @@ std::int64_t bytes_of(const std::optional<Quantity>& quantity) {
 
 }  // namespace
 
-ErrorList validate(const json::Value& spec, const FieldPath& path) {
+ErrorList validate(const json::Value& spec, const FieldPath& path, Release release) {
   const json::Value* domain = json::find_object(spec, "domain");
   const json::Value* memory = domain != nullptr ? json::find_object(*domain, "memory") : nullptr;
   const json::Value* hugepages = memory != nullptr ? json::find_object(*memory, "hugepages") : nullptr;
   if (hugepages == nullptr) {
     return {};
   }
-  const FieldPath page_path = path.child("domain").child("memory").child("hugepages").child("pageSize");
+  const FieldPath page_path = release <= Release::v1_7
+                                  ? path.child("domain").child("hugepages").child("size")
+                                  : path.child("domain").child("memory").child("hugepages").child("pageSize");
   const FieldPath requests_path = path.child("domain").child("resources").child("requests").child("memory");
   const std::string page_text(json::find_string(*hugepages, "pageSize"));
   Result<Quantity> page = Quantity::parse(page_text);

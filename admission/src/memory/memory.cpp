@@ -1,6 +1,8 @@
 // Reads: spec.domain.resources.{requests,limits}.memory, spec.domain.memory.guest.
 // Follows vmi-create-admitter.go validateMemoryRequestsNegativeOrNull,
-// validateMemoryLimitsNegativeOrNull and validateGuestMemoryLimit.
+// validateMemoryLimitsNegativeOrNull, (validateHugepagesMemoryRequests, hugepages.cpp) and
+// validateGuestMemoryLimit, in that order.
+#include "vmgate/admission/memory/hugepages.hpp"
 #include "vmgate/admission/quantity_json.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 
@@ -50,6 +52,7 @@ ErrorList validate_memory(const json::Value& spec, const FieldPath& path, const 
                       requests_path.str() + " '" + shown(requests) + "' is greater than " + limits_path.str() + " '" +
                           shown(limits) + "'"});
   }
+  append(causes, hugepages::validate(spec, path, config.release));
   if (config.vm_rollout_strategy != "LiveUpdate") {
     const json::Value* memory = json::find_object(*domain, "memory");
     const std::optional<Quantity> guest = memory != nullptr ? quantity_at(*memory, "guest") : std::nullopt;

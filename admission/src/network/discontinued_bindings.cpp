@@ -1,7 +1,7 @@
 // Reads: spec.domain.devices.interfaces[*].{slirp, passt, macvtap}. Follows
 // pkg/network/admitter/discontinued.go validateDiscontinuedBindings, run on CREATE only (the VM
 // admitter passes the path "spec" for the template's spec, so its causes read
-// `spec.domain.devices...`).
+// `spec.domain.devices...`). v1.7.0 has only slirp.go validateCreationSlirpBinding.
 #include <array>
 #include <string>
 #include <utility>
@@ -10,7 +10,7 @@
 
 namespace vmgate::admission::validation {
 
-ErrorList validate_discontinued_bindings(const json::Value& spec, const FieldPath& path) {
+ErrorList validate_discontinued_bindings(const json::Value& spec, const FieldPath& path, Release release) {
   ErrorList causes;
   const json::Value* interfaces = json::find_path(spec, {"domain", "devices", "interfaces"});
   if (interfaces == nullptr || !interfaces->IsArray()) {
@@ -25,6 +25,9 @@ ErrorList validate_discontinued_bindings(const json::Value& spec, const FieldPat
   for (rapidjson::SizeType i = 0; i < interfaces->Size(); ++i) {
     const json::Value& interface = (*interfaces)[i];
     for (const auto& [binding, message] : discontinued) {
+      if (release <= Release::v1_7 && binding != "slirp") {
+        continue;
+      }
       if (interface.IsObject() && json::has(interface, binding)) {
         causes.push_back(
             {CauseType::field_value_invalid, interfaces_path.index(i).child(binding).str(), std::string(message)});

@@ -1,7 +1,9 @@
 // Reads: spec.domain.devices.interfaces[*].{name, bridge, masquerade, sriov, passtBinding, binding,
 // macAddress}, spec.networks[*].{name, pod}. Follows pkg/network/admitter/binding.go
 // validateInterfaceBinding and passt.go validatePasstBinding; at v1.8 validateInterfaceBindingExists
-// refuses only a binding plugin beside a binding method.
+// refuses only a binding plugin beside a binding method. v1.7.0 still has passt and macvtap as
+// binding methods (passt.go, macvtap.go) behind their gates, discontinued but still read from
+// the CR's list, and no passtBinding.
 #include <string>
 #include <unordered_map>
 
@@ -9,17 +11,30 @@
 
 namespace vmgate::admission::validation {
 
-std::unordered_map<std::string_view, bool> pod_networks_by_name(const json::Value& spec) {
+namespace {
+
+std::unordered_map<std::string_view, bool> networks_by_name(const json::Value& spec, std::string_view source) {
   // IndexNetworkSpecByName: the last network of a name wins.
-  std::unordered_map<std::string_view, bool> on_pod_network;
+  std::unordered_map<std::string_view, bool> with_source;
   if (const json::Value* networks = json::find_array(spec, "networks")) {
     for (const json::Value& network : networks->GetArray()) {
       if (network.IsObject()) {
-        on_pod_network[json::find_string(network, "name")] = json::has(network, "pod");
+        with_source[json::find_string(network, "name")] = json::has(network, source);
       }
     }
   }
-  return on_pod_network;
+  return with_source;
+}
+
+bool named(const std::unordered_map<std::string_view, bool>& networks, std::string_view name) {
+  const auto network = networks.find(name);
+  return network != networks.end() && network->second;
+}
+
+}  // namespace
+
+std::unordered_map<std::string_view, bool> pod_networks_by_name(const json::Value& spec) {
+  return networks_by_name(spec, "pod");
 }
 
 ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
@@ -29,6 +44,8 @@ ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& 
     return causes;
   }
   const std::unordered_map<std::string_view, bool> on_pod_network = pod_networks_by_name(spec);
+  const std::unordered_map<std::string_view, bool> on_multus_network = networks_by_name(spec, "multus");
+  const bool v17 = config.release <= Release::v1_7;
   const FieldPath interfaces_path = path.child("domain").child("devices").child("interfaces");
   for (rapidjson::SizeType i = 0; i < interfaces->Size(); ++i) {
     const json::Value& interface = (*interfaces)[i];
@@ -44,8 +61,13 @@ ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& 
     for (std::string_view method : {"bridge", "masquerade", "sriov", "passtBinding"}) {
       methods += json::has(interface, method) ? 1 : 0;
     }
+    if (v17) {
+      for (std::string_view method : {"slirp", "macvtap", "passt"}) {
+        methods += json::has(interface, method) ? 1 : 0;
+      }
+    }
     const bool plugin = json::has(interface, "binding");
-    if (config.release == Release::v1_8) {
+    if (config.release <= Release::v1_8) {
       // v1.8 refuses only a plugin beside a method (validateInterfaceBindingExists at v1.8.2).
       if (plugin && methods > 0) {
         causes.push_back({CauseType::field_value_invalid, interfaces_path.index(i).child("binding").str(),
@@ -70,6 +92,24 @@ ErrorList validate_interface_bindings(const json::Value& spec, const FieldPath& 
     if (json::has(interface, "bridge") && pod && !config.permit_bridge_interface_on_pod_network) {
       causes.push_back({CauseType::field_value_invalid, name_field,
                         "Bridge on pod network configuration is not enabled under kubevirt-config"});
+    }
+    if (v17 && json::has(interface, "macvtap")) {
+      if (!config.feature_gate_enabled("Macvtap")) {
+        causes.push_back({CauseType::field_value_invalid, name_field, "Macvtap feature gate is not enabled"});
+      }
+      if (!named(on_multus_network, name)) {
+        causes.push_back(
+            {CauseType::field_value_invalid, name_field, "Macvtap interface only implemented with Multus network"});
+      }
+    }
+    if (v17 && json::has(interface, "passt")) {
+      if (!config.feature_gate_enabled("Passt")) {
+        causes.push_back({CauseType::field_value_invalid, name_field, "Passt feature gate is not enabled"});
+      }
+      if (!pod) {
+        causes.push_back(
+            {CauseType::field_value_invalid, name_field, "Passt interface only implemented with pod network"});
+      }
     }
     if (json::has(interface, "passtBinding")) {
       if (!config.feature_gate_enabled("PasstBinding")) {

@@ -101,7 +101,7 @@ void validate_ports(const json::Value& ports, const FieldPath& interface_path, R
     const std::int64_t value = number != nullptr && number->IsInt64() ? number->GetInt64() : 0;
     // v1.8 names the port item, not its number, and lets 65536 through (netiface.go at v1.8.2);
     // PR #18095 changed both.
-    const bool v18 = release == Release::v1_8;
+    const bool v18 = release <= Release::v1_8;
     const std::string number_field = v18 ? port_path.str() : port_path.child("port").str();
     if (value == 0) {
       causes.push_back({CauseType::field_value_required, number_field, "Port field is mandatory."});

@@ -10,7 +10,7 @@ void apply(const json::Value& preference, json::Value& vmi_spec, json::Value& me
   }
   apply_cpu(preference, vmi_spec, allocator);
   apply_devices(preference, vmi_spec, allocator, release);
-  apply_features(preference, vmi_spec, allocator);
+  apply_features(preference, vmi_spec, allocator, release);
   apply_firmware(preference, vmi_spec, allocator);
   apply_machine(preference, vmi_spec, allocator);
   apply_clock(preference, vmi_spec, allocator);

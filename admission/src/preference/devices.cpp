@@ -104,7 +104,7 @@ void apply_panic_devices(const Value& preferred, Value& devices, Allocator& allo
   if (model == nullptr || model->IsNull()) {
     return;
   }
-  if (release == Release::v1_8) {
+  if (release <= Release::v1_8) {
     Value* existing = json::find(devices, "panicDevices");
     if (existing == nullptr || !existing->IsArray()) {
       return;
@@ -112,7 +112,7 @@ void apply_panic_devices(const Value& preferred, Value& devices, Allocator& allo
   }
   Value& panic_devices = json::ensure_array(devices, "panicDevices", allocator);
   if (panic_devices.Empty()) {
-    if (release == Release::v1_8) {
+    if (release <= Release::v1_8) {
       return;
     }
     Value device(rapidjson::kObjectType);
@@ -169,7 +169,7 @@ void apply_devices(const json::Value& preference, json::Value& vmi_spec, json::A
   spec::copy_if_unset(*preferred, "preferredRng", devices, "rng", allocator);
   spec::copy_if_unset(*preferred, "preferredTPM", devices, "tpm", allocator);
   // v1.8 has no preferredVideoType (PR #16812).
-  if (release != Release::v1_8 && json::has(*preferred, "preferredVideoType")) {
+  if (release > Release::v1_8 && json::has(*preferred, "preferredVideoType")) {
     Value& video = json::ensure_object(devices, "video", allocator);
     spec::copy_string_if_empty(*preferred, "preferredVideoType", video, "type", allocator);
   }

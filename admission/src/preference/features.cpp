@@ -8,7 +8,7 @@
 
 namespace vmgate::admission::preference {
 
-void apply_features(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator) {
+void apply_features(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator, Release release) {
   const json::Value* preferred = json::find_object(preference, "features");
   if (preferred == nullptr) {
     return;
@@ -24,8 +24,17 @@ void apply_features(const json::Value& preference, json::Value& vmi_spec, json::
     constexpr std::array<std::string_view, 14> sub_features{
         "evmcs",     "frequencies", "ipi",        "reenlightenment", "relaxed", "reset",   "runtime",
         "spinlocks", "synic",       "synictimer", "tlbflush",        "vapic",   "vpindex", "vendorid"};
+    const json::Value* own_tlbflush = json::find(target, "tlbflush");
+    const bool had_tlbflush = own_tlbflush != nullptr && !own_tlbflush->IsNull();
     for (std::string_view name : sub_features) {
       spec::copy_if_unset(*hyperv, name, target, name, allocator);
+    }
+    // v1.7.0's FeatureHyperv.TLBFlush is a *FeatureState: the preference's direct and extended do
+    // not survive decoding.
+    json::Value* tlbflush = json::find(target, "tlbflush");
+    if (release <= Release::v1_7 && !had_tlbflush && tlbflush != nullptr && tlbflush->IsObject()) {
+      tlbflush->RemoveMember("direct");
+      tlbflush->RemoveMember("extended");
     }
   }
   spec::copy_if_unset(*preferred, "preferredKvm", features, "kvm", allocator);

@@ -21,7 +21,7 @@ void apply_architecture(const json::Value& preference, json::Value& vmi_spec, js
 
 void apply_launch_security(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator,
                            Release release) {
-  if (release != Release::v1_8 && json::has(preference, "preferredLaunchSecurity")) {
+  if (release > Release::v1_8 && json::has(preference, "preferredLaunchSecurity")) {
     spec::copy_if_unset(preference, "preferredLaunchSecurity", spec::domain(vmi_spec, allocator), "launchSecurity",
                         allocator);
   }

@@ -39,6 +39,18 @@ bool added_after_v1_8(std::string_view definition, std::string_view property) {
          (definition == "v1.Interface" && property == "portRanges");
 }
 
+// Members of v1.8's API that v1.7's has not (api/openapi-spec/swagger.json at v1.7.0 against
+// v1.8.2): its CRD schema refuses them as unknown. v1.7's hyperv tlbflush is a plain FeatureState.
+bool added_after_v1_7(std::string_view definition, std::string_view property) {
+  return (definition == "v1.DomainSpec" && property == "rebootPolicy") ||
+         (definition == "v1.Interface" && property == "passtBinding") ||
+         (definition == "v1.Memory" && property == "reservedOverhead") ||
+         (definition == "v1.VirtualMachineInstanceSpec" && property == "utilityVolumes") ||
+         (definition == "v1.Volume" && property == "containerPath") ||
+         (definition == "v1beta1.DataVolumeSourceImageIO" && property == "insecureSkipVerify") ||
+         (definition == "v1.TLBFlush" && (property == "direct" || property == "extended"));
+}
+
 }  // namespace
 
 // What a property holds (see tools/gen-known-fields): nothing to check below it, an object of
@@ -134,9 +146,9 @@ struct KnownFields::Tree {
       const std::size_t first = found_.size();
       for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
         const std::string_view name = json::as_view(it->name);
-        const Holds* holds = release_ == Release::v1_8 && added_after_v1_8(definition.definition_name, name)
-                                 ? nullptr
-                                 : definition.property(name);
+        const bool unknown_then = (release_ <= Release::v1_8 && added_after_v1_8(definition.definition_name, name)) ||
+                                  (release_ <= Release::v1_7 && added_after_v1_7(definition.definition_name, name));
+        const Holds* holds = unknown_then ? nullptr : definition.property(name);
         found_.push_back(holds);
         if (holds == nullptr) {
           errors_.push_back({CauseType::field_value_forbidden, path_with(name),

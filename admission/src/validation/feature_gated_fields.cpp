@@ -1,6 +1,7 @@
 // Fields that only a feature gate (or a KubeVirt CR setting) allows, each as its own
 // vmi-create-admitter.go check: validatePersistentReservation, validateDownwardMetrics,
-// validateFilesystemsWithVirtIOFSEnabled, validateRebootPolicy, validateReservedOverheadMemlock.
+// validateFilesystemsWithVirtIOFSEnabled, validateRebootPolicy, validateReservedOverheadMemlock,
+// and v1.7's validateArchitecture.
 #include <string>
 #include <unordered_map>
 
@@ -27,6 +28,28 @@ ErrorList validate_persistent_reservation(const json::Value& spec, const FieldPa
   return causes;
 }
 
+std::string_view webhook_architecture() {
+#if defined(__aarch64__)
+  return "arm64";
+#elif defined(__s390x__)
+  return "s390x";
+#else
+  return "amd64";
+#endif
+}
+
+ErrorList validate_architecture_gate(const json::Value& spec, const FieldPath& path, const ClusterConfig& config) {
+  ErrorList causes;
+  const std::string_view arch = json::find_string(spec, "architecture");
+  if (config.release <= Release::v1_7 && !arch.empty() && arch != webhook_architecture() &&
+      !config.feature_gate_enabled("MultiArchitecture")) {
+    const std::string field = path.child("architecture").str();
+    causes.push_back({CauseType::field_value_required, field,
+                      "MultiArchitecture feature gate is not enabled in kubevirt-config, invalid entry " + field});
+  }
+  return causes;
+}
+
 ErrorList validate_downward_metrics_device(const json::Value& spec, const FieldPath& path,
                                            const ClusterConfig& config) {
   ErrorList causes;
@@ -43,8 +66,12 @@ ErrorList validate_virtiofs_storage(const json::Value& spec, const FieldPath& pa
   ErrorList causes;
   const json::Value* filesystems = json::find_path(spec, {"domain", "devices", "filesystems"});
   const json::Value* volumes = json::find_array(spec, "volumes");
-  if (filesystems == nullptr || !filesystems->IsArray() || volumes == nullptr ||
-      config.feature_gate_enabled("EnableVirtioFsStorageVolumes")) {
+  // v1.7 still reads the deprecated ExperimentalVirtiofsSupport as both gates, and has
+  // EnableVirtioFsConfigVolumes as an Alpha gate (GA at v1.8).
+  const bool old_gate = config.release <= Release::v1_7 && config.feature_gate_enabled("ExperimentalVirtiofsSupport");
+  const bool storage_enabled = old_gate || config.feature_gate_enabled("EnableVirtioFsStorageVolumes");
+  const bool config_enabled = old_gate || config.feature_gate_enabled("EnableVirtioFsConfigVolumes");
+  if (filesystems == nullptr || !filesystems->IsArray() || volumes == nullptr || (storage_enabled && config_enabled)) {
     return causes;
   }
   // storagetypes.GetVolumesByName: the last volume of a name wins.
@@ -56,8 +83,18 @@ ErrorList validate_virtiofs_storage(const json::Value& spec, const FieldPath& pa
   }
   for (const json::Value& filesystem : filesystems->GetArray()) {
     const auto volume = volumes_by_name.find(filesystem.IsObject() ? json::find_string(filesystem, "name") : "");
-    if (volume != volumes_by_name.end() &&
-        (json::has(*volume->second, "persistentVolumeClaim") || json::has(*volume->second, "dataVolume"))) {
+    if (volume == volumes_by_name.end()) {
+      continue;
+    }
+    const json::Value& v = *volume->second;
+    const bool config_volume = json::has(v, "configMap") || json::has(v, "secret") || json::has(v, "serviceAccount") ||
+                               json::has(v, "downwardAPI");
+    const bool storage_volume = json::has(v, "persistentVolumeClaim") || json::has(v, "dataVolume");
+    if (config_volume && !config_enabled) {
+      causes.push_back({CauseType::field_value_invalid,
+                        path.child("domain").child("devices").child("filesystems").str(),
+                        "virtiofs is not allowed: virtiofs feature gate is not enabled for config volumes"});
+    } else if (storage_volume && !storage_enabled) {
       causes.push_back({CauseType::field_value_invalid,
                         path.child("domain").child("devices").child("filesystems").str(),
                         "virtiofs is not allowed: virtiofs feature gate is not enabled for PVC"});

@@ -43,7 +43,7 @@ ErrorList volumes_need_disks(const json::Value& spec, const FieldPath& path) {
   return causes;
 }
 
-ErrorList memory_is_mandatory(const json::Value& spec, const FieldPath& path) {
+ErrorList memory_is_mandatory(const json::Value& spec, const FieldPath& path, Release release) {
   const json::Value* domain = json::find_object(spec, "domain");
   if (domain != nullptr) {
     if (std::optional<Quantity> requests = resource_quantity(*domain, "requests", "memory");
@@ -56,10 +56,11 @@ ErrorList memory_is_mandatory(const json::Value& spec, const FieldPath& path) {
     }
   }
   const FieldPath domain_path = path.child("domain");
-  // KubeVirt's cause carries no field for this rule.
+  // KubeVirt's cause carries no field for this rule; v1.7 calls the page size hugepages.size.
+  const std::string_view page_size = release <= Release::v1_7 ? "size" : "pageSize";
   return {{CauseType::field_value_required, "",
            "no memory requested, at least one of '" + domain_path.child("memory").child("guest").str() + "', '" +
-               domain_path.child("memory").child("hugepages").child("pageSize").str() + "' or '" +
+               domain_path.child("memory").child("hugepages").child(page_size).str() + "' or '" +
                domain_path.child("resources").child("requests").child("memory").str() + "' must be set"}};
 }
 
@@ -102,7 +103,7 @@ ErrorList arm64_rules(const json::Value& spec, const json::Value* devices, const
   // leaves it unset (it defaults to on); PR #16915 allowed it after v1.8.
   if (const json::Value* efi =
           bootloader != nullptr && bootloader->IsObject() ? json::find_object(*bootloader, "efi") : nullptr;
-      release == Release::v1_8 && efi != nullptr) {
+      release <= Release::v1_8 && efi != nullptr) {
     const json::Value* secure_boot = json::find(*efi, "secureBoot");
     if (secure_boot == nullptr || secure_boot->IsNull() || (secure_boot->IsBool() && secure_boot->GetBool())) {
       causes.push_back({CauseType::field_value_not_supported, bootloader_path.child("efi").child("secureboot").str(),
@@ -167,7 +168,7 @@ ErrorList validate_vmi_only(const json::Value& vmi, const ClusterConfig& config,
   const json::Value& s = spec != nullptr ? *spec : empty;
   const FieldPath path("spec");
   append(causes, volumes_need_disks(s, path));
-  append(causes, memory_is_mandatory(s, path));
+  append(causes, memory_is_mandatory(s, path, config.release));
   if (const json::Value* metadata = json::find_object(vmi, "metadata")) {
     append(causes, validate_vmi_metadata(*metadata, FieldPath("metadata"), config, from_kubevirt_service_account));
   }

@@ -1,7 +1,6 @@
 // The rule list of ValidateVirtualMachineInstanceSpec (vmi-create-admitter.go), in KubeVirt's order,
 // restricted to the rules vmgate implements (see README: "Rules").
 #include "vmgate/admission/compute/cpu_model.hpp"
-#include "vmgate/admission/memory/hugepages.hpp"
 #include "vmgate/admission/validation/rules.hpp"
 
 namespace vmgate::admission::validation {
@@ -14,7 +13,6 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_quantities(spec, path));
   append(causes, validate_dns_names(spec, path));
   append(causes, validate_memory(spec, path, config));
-  append(causes, hugepages::validate(spec, path));
   append(causes, validate_machine_type(spec, path, config));
   append(causes, validate_firmware_acpi(spec, path));
   append(causes, validate_cpu(spec, path));
@@ -25,6 +23,7 @@ ErrorList validate_vmi_spec(const json::Value& spec, const FieldPath& path, cons
   append(causes, validate_realtime(spec, path));
   append(causes, validate_affinity(spec, path));
   append(causes, validate_topology_spread(spec, path));
+  append(causes, validate_architecture_gate(spec, path, config));
   append(causes, validate_network(spec, path, config));
   append(causes, validate_disk_volumes(spec, path, config));
   append(causes, validate_inputs(spec, path));

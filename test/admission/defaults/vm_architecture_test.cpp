@@ -210,6 +210,15 @@ TEST(DefaultsVmArchitecture, AtV18PcieHotplugAnyMachineType) {
   EXPECT_FALSE(supports_pcie_hotplug(parse(R"({"architecture": "s390x", "domain": {}})"), Release::v1_8));
 }
 
+// v1.7.0 has no kubevirt.io/pci-topology-version: neither mutator writes it.
+TEST(DefaultsVmArchitecture, AtV17NoPciTopologyAnnotation) {
+  const json::Document amd64 = parse(R"({"architecture": "amd64", "domain": {"machine": {"type": "q35"}}})");
+  EXPECT_FALSE(annotates_pci_topology(amd64, Release::v1_7));
+  EXPECT_TRUE(annotates_pci_topology(amd64, Release::v1_8));
+  EXPECT_TRUE(annotates_pci_topology(amd64, Release::main));
+  EXPECT_FALSE(annotates_pci_topology(parse(R"({"architecture": "s390x", "domain": {}})"), Release::v1_8));
+}
+
 TEST(DefaultsVmArchitecture, PciTopologyVersionIsAddedButNeverReplaced) {
   json::Document metadata = parse(R"({"name": "vm"})");
   set_pci_topology_version(metadata, metadata.GetAllocator());

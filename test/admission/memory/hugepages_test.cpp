@@ -32,6 +32,24 @@ TEST(HugepagesValidate, UnparseablePageSize) {
             "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'\n");
 }
 
+// v1.7.0 names the page size spec.domain.hugepages.size, in the messages and the format error's field.
+TEST(HugepagesValidate, AtV17ThePageSizeIsCalledHugepagesSize) {
+  const auto v17 = [](std::string_view domain) {
+    return describe(validate(parse(R"({"domain": )" + std::string(domain) + "}"), FieldPath("spec"), Release::v1_7));
+  };
+  EXPECT_EQ(v17(R"({"memory": {"hugepages": {"pageSize": "2ab"}}})"),
+            "FieldValueInvalid spec.domain.hugepages.size: spec.domain.hugepages.size '2ab': "
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'\n");
+  EXPECT_EQ(
+      v17(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"hugepages": {"pageSize": "1Gi"}}})"),
+      "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '64Mi' must "
+      "be equal to or larger than page size spec.domain.hugepages.size '1Gi'\n");
+  EXPECT_EQ(
+      v17(R"({"resources": {"requests": {"memory": "3G"}}, "memory": {"hugepages": {"pageSize": "2Mi"}}})"),
+      "FieldValueInvalid spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '3G' is not "
+      "a multiple of the page size spec.domain.hugepages.size '2Mi'\n");
+}
+
 TEST(HugepagesValidate, PageLargerThanRequestedMemory) {
   EXPECT_EQ(
       check(R"({"resources": {"requests": {"memory": "64Mi"}}, "memory": {"hugepages": {"pageSize": "1Gi"}}})"),

@@ -105,5 +105,18 @@ TEST(ValidationMemory, SeveralProblemsAtOnce) {
       "greater than or equal to 0.\n");
 }
 
+// ValidateVirtualMachineInstanceSpec runs validateHugepagesMemoryRequests before
+// validateGuestMemoryLimit (found by the generated cases, seed 20261128).
+TEST(ValidationMemory, HugepagesCausesComeBeforeTheGuestLimit) {
+  EXPECT_EQ(
+      check(
+          R"({"resources": {"limits": {"memory": "1Gi"}}, "memory": {"guest": "4Gi", "hugepages": {"pageSize": "1 Gi"}}})",
+          stage_rollout()),
+      "FieldValueInvalid spec.domain.memory.hugepages.pageSize: spec.domain.memory.hugepages.pageSize '1 Gi': "
+      "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'\n"
+      "FieldValueInvalid spec.domain.memory.guest: spec.domain.memory.guest '4Gi' must be equal to or less than "
+      "the memory limit spec.domain.resources.limits.memory '1Gi'\n");
+}
+
 }  // namespace
 }  // namespace vmgate::admission::validation

@@ -24,6 +24,10 @@ TEST(ValidationDiscontinuedBindings, SlirpPasstMacvtap) {
             "since v1.3\n"
             "FieldValueInvalid spec.domain.devices.interfaces[3].macvtap: Macvtap network binding has been "
             "discontinued since v1.3\n");
+  // v1.7.0: only slirp (validateCreationSlirpBinding); passt and macvtap are binding methods there.
+  EXPECT_EQ(describe(validate_discontinued_bindings(spec, FieldPath("spec"), Release::v1_7)),
+            "FieldValueInvalid spec.domain.devices.interfaces[1].slirp: Slirp interface support has been "
+            "discontinued since v1.3\n");
 }
 
 }  // namespace

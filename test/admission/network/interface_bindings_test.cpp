@@ -46,6 +46,28 @@ TEST(ValidationInterfaceBindings, MasqueradeAndPasstOnThePodNetworkOnly) {
             "pod network\n");
 }
 
+// v1.7.0's passt.go and macvtap.go: binding methods behind the Passt and Macvtap gates
+// (discontinued, but a gate the CR lists is on), passt on the pod network, macvtap on Multus.
+TEST(ValidationInterfaceBindings, AtV17PasstAndMacvtapAreGatedBindingMethods) {
+  ClusterConfig v17;
+  v17.release = Release::v1_7;
+  EXPECT_EQ(check(R"([{"name": "default", "passt": {}}])", multus, v17),
+            "FieldValueInvalid spec.domain.devices.interfaces[0].name: Passt feature gate is not enabled\n"
+            "FieldValueInvalid spec.domain.devices.interfaces[0].name: Passt interface only implemented with pod "
+            "network\n");
+  EXPECT_EQ(check(R"([{"name": "default", "macvtap": {}}])", pod, v17),
+            "FieldValueInvalid spec.domain.devices.interfaces[0].name: Macvtap feature gate is not enabled\n"
+            "FieldValueInvalid spec.domain.devices.interfaces[0].name: Macvtap interface only implemented with Multus "
+            "network\n");
+  v17.feature_gates = {"Passt", "Macvtap"};
+  EXPECT_EQ(check(R"([{"name": "default", "passt": {}}])", pod, v17), "");
+  EXPECT_EQ(check(R"([{"name": "default", "macvtap": {}}])", multus, v17), "");
+  // A binding method: no "exactly one" cause at v1.7, but one beside a plugin is refused.
+  EXPECT_EQ(check(R"([{"name": "default", "passt": {}, "binding": {"name": "p"}}])", pod, v17),
+            "FieldValueInvalid spec.domain.devices.interfaces[0].binding: logical default interface cannot have both "
+            "binding plugin and interface binding method\n");
+}
+
 TEST(ValidationInterfaceBindings, BridgeOnThePodNetworkWhenPermitted) {
   EXPECT_EQ(check(R"([{"name": "default", "bridge": {}}])", pod), "");
   ClusterConfig refused;

@@ -17,8 +17,10 @@ using vmgate::testing::parse;
 
 using vmgate::testing::json_equals;
 
-json::Document applied(std::string_view preference, std::string_view vmi_spec) {
-  return testing::applied_rule(apply_features, preference, vmi_spec);
+json::Document applied(std::string_view preference, std::string_view vmi_spec, Release release = Release::main) {
+  return testing::applied_rule([release](const json::Value& p, json::Value& spec,
+                                         json::Allocator& allocator) { apply_features(p, spec, allocator, release); },
+                               preference, vmi_spec);
 }
 
 constexpr std::string_view full_hyperv = R"({
@@ -38,6 +40,18 @@ TEST(PreferenceFeatures, AppliesEveryFeatureToAVmiWithout) {
   EXPECT_TRUE(json_equals(spec, R"({"domain":{"features":{"acpi":{},"apic":{"enabled":true,"endOfInterrupt":false},
       "hyperv":)" + std::string(full_hyperv) +
                                     R"(,"kvm":{"hidden":true},"pvspinlock":{},"smm":{}}}})"));
+}
+
+// v1.7.0's tlbflush is a FeatureState: a preference's direct and extended are lost in decoding;
+// a tlbflush the VMI has is kept as it is.
+TEST(PreferenceFeatures, AtV17PreferredTlbflushKeepsOnlyEnabled) {
+  constexpr std::string_view preference =
+      R"({"features":{"preferredHyperv":{"tlbflush":{"enabled":true,"direct":{},"extended":{}}}}})";
+  EXPECT_TRUE(json_equals(applied(preference, R"({"domain":{}})", Release::v1_7),
+                          R"({"domain":{"features":{"hyperv":{"tlbflush":{"enabled":true}}}}})"));
+  EXPECT_TRUE(
+      json_equals(applied(preference, R"({"domain":{}})", Release::v1_8),
+                  R"({"domain":{"features":{"hyperv":{"tlbflush":{"enabled":true,"direct":{},"extended":{}}}}}})"));
 }
 
 // features_test.go "should apply when some HyperV features already defined in the VMI".

@@ -62,6 +62,20 @@ TEST(KnownFields, MembersAddedAfterV18AreUnknownAtV18) {
                       "spec.domain.devices.interfaces.portRanges in body is a forbidden property"}));
 }
 
+// v1.7's API (api/openapi-spec at v1.7.0) has no passtBinding, rebootPolicy, reservedOverhead,
+// utilityVolumes or containerPath, and its hyperv tlbflush is a plain FeatureState.
+TEST(KnownFields, MembersAddedAfterV17AreUnknownAtV17) {
+  const char* vmi = R"({"spec": {"domain": {"rebootPolicy": "Terminate", "memory": {"reservedOverhead": {}},
+      "features": {"hyperv": {"tlbflush": {"enabled": true, "direct": {}}}},
+      "devices": {"interfaces": [{"name": "default", "passtBinding": {}}]}}}})";
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance, vmi, Release::v1_8), Messages{});
+  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance, vmi, Release::v1_7),
+            (Messages{"spec.domain.rebootPolicy in body is a forbidden property",
+                      "spec.domain.memory.reservedOverhead in body is a forbidden property",
+                      "spec.domain.features.hyperv.tlbflush.direct in body is a forbidden property",
+                      "spec.domain.devices.interfaces.passtBinding in body is a forbidden property"}));
+}
+
 TEST(KnownFields, ListItemsAndMapValuesAreFollowedMapKeysAreFree) {
   EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance, R"({"spec": {
     "domain": {"devices": {"interfaces": [{"name": "a"}, {"name": "b", "colour": "red", "bridge": {"x": 1}}]}},

@@ -1,6 +1,6 @@
 // Tests of the feature-gated fields of vmi-create-admitter.go: validatePersistentReservation,
 // validateDownwardMetrics, validateFilesystemsWithVirtIOFSEnabled, validateRebootPolicy,
-// validateReservedOverheadMemlock.
+// validateReservedOverheadMemlock; v1.7's validateArchitecture.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -55,6 +55,55 @@ TEST(ValidationFeatureGatedFields, VirtiofsOnStorageVolumes) {
             "enabled for PVC\n");
   EXPECT_EQ(describe(validate_virtiofs_storage(spec, FieldPath("spec"), with_gates({"EnableVirtioFsStorageVolumes"}))),
             "");
+}
+
+// v1.7.0: EnableVirtioFsConfigVolumes is Alpha (GA at v1.8), and the deprecated
+// ExperimentalVirtiofsSupport still allows both kinds of volume.
+TEST(ValidationFeatureGatedFields, AtV17VirtiofsOnConfigVolumesNeedsItsGate) {
+  const json::Document spec = parse(R"({"domain": {"devices": {"filesystems": [
+      {"name": "cm", "virtiofs": {}}, {"name": "pvc", "virtiofs": {}}]}},
+    "volumes": [{"name": "pvc", "persistentVolumeClaim": {"claimName": "c"}}, {"name": "cm", "configMap": {"name": "m"}}]})");
+  const auto v17 = [](std::vector<std::string> gates) {
+    ClusterConfig config = with_gates(std::move(gates));
+    config.release = Release::v1_7;
+    return config;
+  };
+  EXPECT_EQ(describe(validate_virtiofs_storage(spec, FieldPath("spec"), v17({}))),
+            "FieldValueInvalid spec.domain.devices.filesystems: virtiofs is not allowed: virtiofs feature gate is not "
+            "enabled for config volumes\n"
+            "FieldValueInvalid spec.domain.devices.filesystems: virtiofs is not allowed: virtiofs feature gate is not "
+            "enabled for PVC\n");
+  EXPECT_EQ(describe(validate_virtiofs_storage(spec, FieldPath("spec"), v17({"EnableVirtioFsConfigVolumes"}))),
+            "FieldValueInvalid spec.domain.devices.filesystems: virtiofs is not allowed: virtiofs feature gate is not "
+            "enabled for PVC\n");
+  EXPECT_EQ(describe(validate_virtiofs_storage(spec, FieldPath("spec"), v17({"ExperimentalVirtiofsSupport"}))), "");
+  // v1.8: config volumes need no gate; ExperimentalVirtiofsSupport is discontinued.
+  EXPECT_EQ(describe(validate_virtiofs_storage(spec, FieldPath("spec"), with_gates({"ExperimentalVirtiofsSupport"}))),
+            "FieldValueInvalid spec.domain.devices.filesystems: virtiofs is not allowed: virtiofs feature gate is not "
+            "enabled for PVC\n");
+}
+
+// v1.7.0's validateArchitecture: another architecture than the control plane's needs the
+// MultiArchitecture gate; v1.8 deprecated the gate and dropped the check.
+TEST(ValidationFeatureGatedFields, AtV17AnotherArchitectureNeedsMultiArchitecture) {
+  ClusterConfig v17;
+  v17.release = Release::v1_7;
+  const std::string other = webhook_architecture() == "s390x" ? "arm64" : "s390x";
+  const json::Document foreign = parse(R"({"architecture": ")" + other + "\"}");
+  EXPECT_EQ(describe(validate_architecture_gate(foreign, FieldPath("spec").child("template").child("spec"), v17)),
+            "FieldValueRequired spec.template.spec.architecture: MultiArchitecture feature gate is not enabled in "
+            "kubevirt-config, invalid entry spec.template.spec.architecture\n");
+  const json::Document own = parse(R"({"architecture": ")" + std::string(webhook_architecture()) + "\"}");
+  EXPECT_EQ(describe(validate_architecture_gate(own, FieldPath("spec"), v17)), "");
+  EXPECT_EQ(describe(validate_architecture_gate(parse("{}"), FieldPath("spec"), v17)), "");
+  // The webhook's own architecture, not the CR's status.defaultArchitecture, as runtime.GOARCH.
+  v17.default_architecture = other;
+  EXPECT_EQ(describe(validate_architecture_gate(foreign, FieldPath("spec"), v17)),
+            "FieldValueRequired spec.architecture: MultiArchitecture feature gate is not enabled in kubevirt-config, "
+            "invalid entry spec.architecture\n");
+  v17.feature_gates = {"MultiArchitecture"};
+  EXPECT_EQ(describe(validate_architecture_gate(foreign, FieldPath("spec"), v17)), "");
+  EXPECT_EQ(describe(validate_architecture_gate(foreign, FieldPath("spec"), ClusterConfig{})), "");
 }
 
 TEST(ValidationFeatureGatedFields, RebootPolicyIsBetaAndOnByDefault) {

@@ -64,6 +64,15 @@ TEST(ValidationVmiOnly, MemoryIsMandatory) {
             missing);
 }
 
+// v1.7.0 names the page size memory.hugepages.size in this message.
+TEST(ValidationVmiOnly, AtV17MemoryIsMandatoryNamesHugepagesSize) {
+  ClusterConfig v17;
+  v17.release = Release::v1_7;
+  EXPECT_EQ(describe(validate_vmi_only(parse(R"({"spec": {"architecture": "amd64"}})"), v17, false)),
+            "FieldValueRequired : no memory requested, at least one of 'spec.domain.memory.guest', "
+            "'spec.domain.memory.hugepages.size' or 'spec.domain.resources.requests.memory' must be set\n");
+}
+
 TEST(ValidationVmiOnly, AnyOneMemorySettingIsEnough) {
   EXPECT_EQ(check_spec(R"({"architecture": "amd64", "domain": {"memory": {"guest": "1Gi"}}})"), "");
   EXPECT_EQ(check_spec(R"({"architecture": "amd64", "domain": {"memory": {"hugepages": {"pageSize": "1Gi"}}}})"), "");

@@ -65,9 +65,10 @@ TEST(LauncherCli, UnknownOptionAndBadValues) {
   EXPECT_NE(run_cli({"--frobnicate", "x"}).err.find("unknown option --frobnicate"), std::string::npos);
   EXPECT_NE(run_cli({"--emulation", "fast"}).err.find("--emulation must be auto, software or kvm"), std::string::npos);
   EXPECT_NE(run_cli({"--grace-period", "-1"}).err.find("--grace-period must be"), std::string::npos);
-  EXPECT_NE(run_cli({"--kubevirt-version", "v1.6"})
-                .err.find("--kubevirt-version: KubeVirt version \"v1.6\" is not supported (supported: v1.8, main)"),
-            std::string::npos);
+  EXPECT_NE(
+      run_cli({"--kubevirt-version", "v1.6"})
+          .err.find("--kubevirt-version: KubeVirt version \"v1.6\" is not supported (supported: v1.7, v1.8, main)"),
+      std::string::npos);
 }
 
 TEST(LauncherCli, OptionSyntaxErrorsNameTheOption) {

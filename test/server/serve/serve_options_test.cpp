@@ -86,7 +86,7 @@ TEST(ServeOptions, KubeVirtVersion) {
   ASSERT_TRUE(main.ok()) << main.error().message;
   EXPECT_EQ(main->release, admission::Release::main);
   EXPECT_EQ(error_of({"--kubevirt-version", "1.9"}),
-            "--kubevirt-version: KubeVirt version \"1.9\" is not supported (supported: v1.8, main)");
+            "--kubevirt-version: KubeVirt version \"1.9\" is not supported (supported: v1.7, v1.8, main)");
 }
 
 // No launcher identity is trusted with VMI status any more (vmgate-node reports it as

@@ -12,15 +12,16 @@
 
 namespace vmgate::admission {
 
-/// Oldest first. `main` is KubeVirt's main branch as vmgate follows it (d923fdb815).
-enum class Release { v1_8, main };
+/// Oldest first, so that `release <= Release::v1_8` reads "v1.8 or older". `main` is KubeVirt's
+/// main branch as vmgate follows it (d923fdb815).
+enum class Release { v1_7, v1_8, main };
 
-inline constexpr std::array<Release, 2> supported_releases{Release::v1_8, Release::main};
+inline constexpr std::array<Release, 3> supported_releases{Release::v1_7, Release::v1_8, Release::main};
 inline constexpr Release newest_release = Release::main;
 
-/// "v1.8", "main": the spelling --kubevirt-version takes and the warnings print.
+/// "v1.7", "v1.8", "main": the spelling --kubevirt-version takes and the warnings print.
 std::string_view to_string(Release release);
-/// "v1.8, main": for help texts and errors.
+/// "v1.7, v1.8, main": for help texts and errors.
 std::string supported_release_list();
 
 /// A release as a user or a KubeVirt CR spells it: "main", "v1.8", "1.8", "v1.8.2", "1.8.2",
@@ -38,7 +39,7 @@ Release nearest_release(std::string_view text);
 
 /// The help of --kubevirt-version, the same in every command that takes it.
 inline constexpr std::string_view release_option_help =
-    "the KubeVirt release to judge as: v1.8 (v1.8.N, 1.8) or main.\n"
+    "the KubeVirt release to judge as: v1.7 (v1.7.N, 1.7), v1.8 (v1.8.N, 1.8) or main.\n"
     "Default: the release the KubeVirt CR's status.observedKubeVirtVersion\n"
     "names, else main (the newest); the answers' warnings say which judged.";
 

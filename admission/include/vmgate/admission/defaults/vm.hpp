@@ -25,6 +25,9 @@ void set_vm_machine_type(json::Value& vm, const ClusterConfig& config, json::All
 /// pkg/defaults SupportsPCIeHotplug: amd64/arm64 (or unset) with a q35/virt machine type; at
 /// v1.8 any machine type (PR #17029 added the machine type after it).
 bool supports_pcie_hotplug(const json::Value& vmi_spec, Release release = newest_release);
+/// Whether the mutators annotate the PCI topology version: where supports_pcie_hotplug(), from v1.8
+/// on (v1.7 has no kubevirt.io/pci-topology-version).
+bool annotates_pci_topology(const json::Value& vmi_spec, Release release);
 /// metadata.annotations["kubevirt.io/pci-topology-version"] = "v3" when absent.
 void set_pci_topology_version(json::Value& metadata, json::Allocator& allocator);
 

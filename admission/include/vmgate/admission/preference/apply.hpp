@@ -23,7 +23,9 @@ void apply_autoattach(const json::Value& preference, json::Value& vmi_spec, json
 void apply_devices(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator,
                    Release release = newest_release);
 /// features.go: preferredAcpi OVERRIDES; apic, kvm, pvspinlock, smm, hyperv sub-features if nil.
-void apply_features(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator);
+/// v1.7's tlbflush is a FeatureState: decoding the preference keeps only its `enabled`.
+void apply_features(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator,
+                    Release release = newest_release);
 /// firmware.go: bios / biosSerial / efi / deprecated useEfi and useSecureBoot.
 void apply_firmware(const json::Value& preference, json::Value& vmi_spec, json::Allocator& allocator);
 /// machine.go: preferredMachineType when machine.type is empty.

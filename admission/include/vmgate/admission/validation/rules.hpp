@@ -16,7 +16,9 @@ namespace vmgate::admission::validation {
 ErrorList validate_quantities(const json::Value& spec, const FieldPath& path);
 /// hostname (DNS label) and subdomain (DNS subdomain).
 ErrorList validate_dns_names(const json::Value& spec, const FieldPath& path);
-/// Memory requests/limits: non-negative, requests ≥ 1M, requests ≤ limits; guest ≤ limits unless LiveUpdate.
+/// Memory requests/limits: non-negative, requests ≥ 1M, requests ≤ limits; then hugepages::validate;
+/// then guest ≤ limits unless LiveUpdate (KubeVirt's order: the hugepages causes come before the
+/// guest's).
 ErrorList validate_memory(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// domain.machine.type against the arch's emulated-machine globs.
 ErrorList validate_machine_type(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
@@ -79,8 +81,11 @@ ErrorList validate_video(const json::Value& spec, const FieldPath& path, const C
 /// CREATE: a discontinued feature gate (Passt, Macvtap) listed in the KubeVirt CR while the spec
 /// uses its API; causes without a field.
 ErrorList validate_discontinued_feature_gates(const json::Value& spec, const ClusterConfig& config);
-/// CREATE: the slirp, passt and macvtap bindings were discontinued in v1.3.
-ErrorList validate_discontinued_bindings(const json::Value& spec, const FieldPath& path);
+/// CREATE: the slirp, passt and macvtap bindings were discontinued in v1.3. v1.7 refuses only
+/// slirp so (validateCreationSlirpBinding); passt and macvtap are binding methods there, behind
+/// their discontinued gates (validate_interface_bindings).
+ErrorList validate_discontinued_bindings(const json::Value& spec, const FieldPath& path,
+                                         Release release = newest_release);
 /// startStrategy is Paused (and then no liveness probe).
 ErrorList validate_start_strategy(const json::Value& spec, const FieldPath& path);
 /// autoattachVSOCK needs the VSOCK feature gate.
@@ -110,7 +115,14 @@ ErrorList validate_gpu_displays(const json::Value& spec, const FieldPath& path);
 ErrorList validate_persistent_reservation(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// devices.downwardMetrics needs the DownwardMetrics feature gate.
 ErrorList validate_downward_metrics_device(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
-/// virtiofs filesystems on PVC/DataVolume volumes need EnableVirtioFsStorageVolumes.
+/// The architecture vmgate was built for, in Go's words ("amd64", "arm64", "s390x"): what
+/// virt-api's runtime.GOARCH says where KubeVirt asks the webhook's own architecture.
+std::string_view webhook_architecture();
+/// v1.7 only: an architecture other than the webhook's own (runtime.GOARCH) needs the
+/// MultiArchitecture gate. v1.8 deprecated the gate and dropped the check.
+ErrorList validate_architecture_gate(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
+/// virtiofs filesystems on PVC/DataVolume volumes need EnableVirtioFsStorageVolumes; at v1.7 those
+/// on config volumes need EnableVirtioFsConfigVolumes, and ExperimentalVirtiofsSupport allows both.
 ErrorList validate_virtiofs_storage(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
 /// domain.rebootPolicy needs the RebootPolicy feature gate.
 ErrorList validate_reboot_policy(const json::Value& spec, const FieldPath& path, const ClusterConfig& config);
