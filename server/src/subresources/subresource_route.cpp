@@ -201,8 +201,8 @@ Action action_of(const ObjectRequest& request) {
 std::string discovery_json(Discovery discovery, std::string_view version) {
   json::Document document(rapidjson::kObjectType);
   auto& a = document.GetAllocator();
-  const auto group_object = [&a]() {
-    json::Value group(rapidjson::kObjectType);
+  // APIGroup's fields, into `group`.
+  const auto fill_group = [&a](json::Value& group) {
     json::set_string(group, "name", api_group, a);
     json::Value listed(rapidjson::kArrayType);
     for (std::string_view each : versions) {
@@ -216,7 +216,6 @@ std::string discovery_json(Discovery discovery, std::string_view version) {
     json::set_string(preferred, "groupVersion", std::string(api_group) + "/" + std::string(versions[0]), a);
     json::set_string(preferred, "version", versions[0], a);
     json::set(group, "preferredVersion", std::move(preferred), a);
-    return group;
   };
   switch (discovery) {
     case Discovery::healthz:
@@ -232,18 +231,16 @@ std::string discovery_json(Discovery discovery, std::string_view version) {
       json::set_string(document, "kind", "APIGroupList", a);
       json::set_string(document, "apiVersion", "v1", a);
       json::Value groups(rapidjson::kArrayType);
-      groups.PushBack(group_object(), a);
+      json::Value group(rapidjson::kObjectType);
+      fill_group(group);
+      groups.PushBack(group, a);
       json::set(document, "groups", std::move(groups), a);
       break;
     }
     case Discovery::group: {
-      document.SetObject();
       json::set_string(document, "kind", "APIGroup", a);
       json::set_string(document, "apiVersion", "v1", a);
-      json::Value group = group_object();
-      for (auto& member : group.GetObject()) {
-        document.AddMember(member.name, member.value, a);
-      }
+      fill_group(document);
       break;
     }
     case Discovery::group_version: {
