@@ -147,6 +147,7 @@ boot_and_delete efi-vm u1.micro linux.efi EFI
 virtctl=${VIRTCTL:-$PWD/build/virtctl}
 vmgate=${VMGATE_BUILD_DIR:-build}/vmgate
 work=$dir/virtctl
+mkdir -p "$work"
 check "the subresources APIService is Available" wait_until 120 bash -c \
   "[[ \$(kubectl get apiservice v1.subresources.kubevirt.io -o 'jsonpath={.status.conditions[?(@.type==\"Available\")].status}') == True ]]"
 edit_role=vmgate:subresources-edit  # the chart's, aggregated into admin and edit
@@ -174,7 +175,6 @@ fails_with() { # TEXT COMMAND...: the command fails and says TEXT
   [[ $out == *"$text"* ]] || { echo "  said: $out" >&2; return 1; }
 }
 
-mkdir -p "$work"
 vm ctl-vm u1.nano cirros | kubectl apply -f - >/dev/null
 check "ctl-vm boots (the guest's marker)" wait_until 300 marker ctl-vm
 check "ctl-vm's VMI is Running" wait_until 60 running ctl-vm
