@@ -143,7 +143,7 @@ boot_and_delete efi-vm u1.micro linux.efi EFI
 # build/virtctl (tools/build-virtctl: cmd/virtctl at the pinned KubeVirt release) through the
 # aggregator to vmgate subresources, then to vmgate-node on node0 and the launcher. Users are
 # service accounts: alice with the chart's subresources role in vms, bob with it in another
-# namespace only, carol in vms with nothing but reading VMs.
+# namespace only, carol in vms with nothing but reading VMs (alice reads them too).
 virtctl=${VIRTCTL:-$PWD/build/virtctl}
 vmgate=${VMGATE_BUILD_DIR:-build}/vmgate
 work=$dir/virtctl
@@ -157,6 +157,8 @@ kubectl -n vms create rolebinding alice --clusterrole="$edit_role" --serviceacco
 kubectl -n other create rolebinding bob --clusterrole="$edit_role" --serviceaccount=other:bob >/dev/null
 kubectl -n vms create role vm-reader --verb=get,list --resource=virtualmachines.kubevirt.io,virtualmachineinstances.kubevirt.io >/dev/null
 kubectl -n vms create rolebinding carol --role=vm-reader --serviceaccount=vms:carol >/dev/null
+# alice also reads VMs, as the edit role lets her: `pause vm` reads the VM first (virtctl too).
+kubectl -n vms create rolebinding alice-reader --role=vm-reader --serviceaccount=vms:alice >/dev/null
 for who in vms/alice other/bob vms/carol; do
   token_kubeconfig "$work/${who#*/}.kubeconfig" "$(kubectl -n "${who%/*}" create token "${who#*/}")"
 done
