@@ -28,14 +28,16 @@ TEST(VmVerbs, StartStopRestartBodiesAndPaths) {
   EXPECT_EQ(stop->error_prefix, "error force stopping VirtualMachine: ");
   const Result<VmVerb> restart = parse("restart", std::array<std::string_view, 3>{"--force", "--grace-period", "0"});
   EXPECT_EQ(restart.error().message, "expected one VM name");
-  const Result<VmVerb> forced = parse("restart", std::array<std::string_view, 4>{"x", "--force", "--grace-period", "0"});
+  const Result<VmVerb> forced =
+      parse("restart", std::array<std::string_view, 4>{"x", "--force", "--grace-period", "0"});
   EXPECT_EQ(forced->body, R"({"gracePeriodSeconds":0})");
 }
 
 TEST(VmVerbs, PauseNamesTheKind) {
   const Result<VmVerb> pause = parse("pause", std::array<std::string_view, 2>{"vmi", "a"});
   ASSERT_TRUE(pause.ok());
-  EXPECT_EQ(vm_verb_path(*pause, "ns"), "/apis/subresources.kubevirt.io/v1/namespaces/ns/virtualmachineinstances/a/pause");
+  EXPECT_EQ(vm_verb_path(*pause, "ns"),
+            "/apis/subresources.kubevirt.io/v1/namespaces/ns/virtualmachineinstances/a/pause");
   EXPECT_EQ(pause->done, "VMI a was scheduled to pause");
   EXPECT_EQ(pause->error_prefix, "Error pausing VirtualMachineInstance a: ");
   EXPECT_EQ(parse("unpause", std::array<std::string_view, 2>{"vm", "a"})->target_kind, "vm");
