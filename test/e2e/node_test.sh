@@ -178,8 +178,30 @@ fails_with() { # TEXT COMMAND...: the command fails and says TEXT
 }
 
 vm ctl-vm u1.nano cirros | kubectl apply -f - >/dev/null
-check "ctl-vm boots (the guest's marker)" wait_until 300 marker ctl-vm
+check "ctl-vm's VMI exists" wait_until 60 bash -c "kubectl -n vms get vmi ctl-vm >/dev/null 2>&1"
+# The console, opened while the VMI still starts (virtctl retries while the API answers 400, "VMI
+# is not running"): the guest's marker arrives through it, then a line typed there runs in the
+# guest's shell (only a line that ran prints 42). virtctl's stdin is a FIFO held open on fd 7;
+# closing it ends virtctl.
+console_out=$work/console.out
+mkfifo "$work/console.in"
+timeout 400 "$virtctl" --kubeconfig "$work/alice.kubeconfig" -n vms console ctl-vm <"$work/console.in" >"$console_out" 2>&1 &
+console_pid=$!
+exec 7>"$work/console.in"
+check "virtctl console: the guest's marker VMGATE-GUEST-READY" wait_until 300 grep -q VMGATE-GUEST-READY "$console_out"
+typed_answered() {
+  # shellcheck disable=SC2016 # expanded by the guest's shell
+  printf '\recho vmgate-console-$((6 * 7))\r' >&7
+  sleep 3
+  grep -q 'vmgate-console-42' "$console_out"
+}
+check "virtctl console: a line typed there ran in the guest (vmgate-console-42)" wait_until 60 typed_answered
+exec 7>&-
+check "virtctl console: stdin closed, virtctl ends" wait_until 30 bash -c "! kill -0 $console_pid 2>/dev/null"
+wait "$console_pid" 2>/dev/null || true
+check "virtctl console: it said it connected" grep -q 'Successfully connected to ctl-vm console' "$console_out"
 check "ctl-vm's VMI is Running" wait_until 60 running ctl-vm
+check "ctl-vm boots (the marker in guest-console-log too)" wait_until 60 marker ctl-vm
 check "carol (no subresource verbs) gets 403 from the API server" \
   fails_with "forbidden" as carol pause vmi ctl-vm
 check "bob (rights in another namespace) gets 403 for vms' console" \
@@ -198,18 +220,6 @@ check "kubectl vmgate pause vm" "$vmgate" pause vm ctl-vm -n vms --kubeconfig "$
 check "  the VMI shows Paused" wait_until 30 paused ctl-vm
 check "kubectl vmgate unpause vmi" "$vmgate" unpause vmi ctl-vm -n vms --kubeconfig "$work/alice.kubeconfig"
 check "  the Paused condition goes" wait_until 30 bash -c "$(declare -f paused); ! paused ctl-vm"
-
-# The console: virtctl's stdin is a pipe held open while the guest's shell runs what is typed.
-console_out=$work/console.out
-(
-  sleep 4
-  # shellcheck disable=SC2016 # expanded by the guest's shell: only a line that ran prints 42
-  printf '\r\necho vmgate-console-$((6 * 7))\r\n'
-  sleep 6
-) | timeout 30 "$virtctl" --kubeconfig "$work/alice.kubeconfig" -n vms console ctl-vm >"$console_out" 2>&1 || true
-check "virtctl console: a line typed there ran in the guest (vmgate-console-42)" grep -q 'vmgate-console-42' "$console_out"
-check "virtctl console: the console session opened and closed cleanly" \
-  bash -c "grep -q 'Successfully connected to ctl-vm console' '$console_out'"
 
 first_uid=$(vmi_uid ctl-vm)
 check "virtctl restart" as alice restart ctl-vm
