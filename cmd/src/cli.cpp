@@ -201,6 +201,7 @@ Usage:
                       --node-link-ca FILE [options]
   vmgate start|stop|restart NAME [-n NS] [--force --grace-period 0] [--dry-run]
   vmgate pause|unpause vm|vmi NAME [-n NS] [--dry-run]
+  vmgate console NAME [-n NS] [--timeout MINUTES]
   vmgate version
   vmgate --help
 
@@ -210,7 +211,7 @@ Commands:
   controller  run VirtualMachines: VMIs from their run strategies, a launcher pod per VMI
   subresources  serve KubeVirt's subresources.kubevirt.io API for virtctl (start, stop, console, ...)
   check    run the admission webhooks on manifests, offline, and print the verdicts
-  start, stop, restart, pause, unpause  virtctl's verbs, through the cluster's subresources.kubevirt.io API
+  start, stop, restart, pause, unpause, console  virtctl's verbs, through the cluster's subresources.kubevirt.io API
   version  print vmgate's version
 
 Run 'vmgate serve --help', 'vmgate check --help', 'vmgate certs --help',

@@ -7,7 +7,9 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <cctype>
@@ -20,6 +22,13 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -33,6 +42,7 @@ namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
+namespace websocket = boost::beast::websocket;
 using tcp = net::ip::tcp;
 using boost::system::error_code;
 
@@ -450,6 +460,168 @@ Result<ApiConnection::Streamed, TransportError> ApiConnection::stream(
     }
   }
   return Streamed{StreamEnd::completed, std::nullopt};
+}
+
+Result<ApiConnection::Relayed, TransportError> ApiConnection::relay_websocket(
+    std::string_view target, std::string_view subprotocol, int in_fd, int out_fd, std::optional<unsigned char> escape,
+    std::chrono::milliseconds connect_deadline, const std::function<void()>& on_open) {
+  Impl& impl = *impl_;
+  if (std::optional<TransportError> failed = impl.connect(connect_deadline)) {
+    return *failed;
+  }
+  using WebSocket = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
+  WebSocket ws(std::move(*impl.stream));
+  impl.stream.reset();
+  const std::string bearer = impl.token();
+  const std::string protocol(subprotocol);
+  ws.set_option(websocket::stream_base::decorator([&bearer, &protocol](websocket::request_type& request) {
+    request.set(http::field::user_agent, "vmgate");
+    if (!bearer.empty()) {
+      request.set(http::field::authorization, "Bearer " + bearer);
+    }
+    if (!protocol.empty()) {
+      request.set(http::field::sec_websocket_protocol, protocol);
+    }
+  }));
+  websocket::response_type answer;
+  beast::get_lowest_layer(ws).expires_after(connect_deadline);
+  error_code error = net::error::would_block;
+  ws.async_handshake(answer, impl.config.host + ":" + std::to_string(impl.config.port),
+                     impl.config.base_path + std::string(target), [&](const error_code& e) { error = e; });
+  impl.run();
+  beast::get_lowest_layer(ws).expires_never();
+  if (error) {
+    if (answer.result_int() != 0 && answer.result_int() != 101) {
+      Relayed refused;
+      refused.refused = HttpResponse{answer.result_int(), answer.body()};
+      return refused;
+    }
+    return impl.failure("WebSocket handshake with", error);
+  }
+  ws.binary(true);
+  if (on_open) {
+    on_open();
+  }
+
+  // stdin is read by a thread of its own (a file cannot be polled by Asio), one chunk at a time:
+  // the next read waits until the WebSocket has sent the previous chunk.
+  int wake[2] = {-1, -1};
+  if (::pipe(wake) != 0) {
+    return TransportError{"pipe: " + std::string(std::strerror(errno)), false, false};
+  }
+  std::mutex mutex;
+  std::condition_variable sent;
+  bool sending = false;
+  std::atomic<bool> finished{false};
+  Relayed relayed;
+  const auto finish = [&] {
+    if (finished.exchange(true)) {
+      return;
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      sending = false;
+    }
+    sent.notify_all();
+    const char byte = 0;
+    [[maybe_unused]] const ssize_t woke = ::write(wake[1], &byte, 1);
+    if (ws.is_open()) {
+      ws.async_close(websocket::close_code::normal, [](const error_code&) {});
+    }
+  };
+  std::thread reader([&] {
+    std::array<char, 4096> chunk{};
+    for (;;) {
+      std::array<pollfd, 2> fds{pollfd{in_fd, POLLIN, 0}, pollfd{wake[0], POLLIN, 0}};
+      if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
+        break;
+      }
+      if ((fds[1].revents & POLLIN) != 0) {
+        return;  // the relay ended
+      }
+      if (fds[0].revents == 0) {
+        continue;
+      }
+      const ssize_t got = ::read(in_fd, chunk.data(), chunk.size());
+      if (got < 0 && errno == EINTR) {
+        continue;
+      }
+      std::size_t length = got > 0 ? static_cast<std::size_t>(got) : 0;
+      bool escaped = false;
+      if (escape) {
+        for (std::size_t i = 0; i < length; ++i) {
+          if (static_cast<unsigned char>(chunk[i]) == *escape) {
+            length = i;
+            escaped = true;
+            break;
+          }
+        }
+      }
+      if (length > 0) {
+        {
+          const std::lock_guard<std::mutex> lock(mutex);
+          sending = true;
+        }
+        auto message = std::make_shared<std::string>(chunk.data(), length);
+        net::post(impl.io, [&, message] {
+          if (finished) {
+            return;
+          }
+          ws.async_write(net::buffer(*message), [&, message](const error_code& written, std::size_t) {
+            {
+              const std::lock_guard<std::mutex> lock(mutex);
+              sending = false;
+            }
+            sent.notify_all();
+            if (written) {
+              finish();
+            }
+          });
+        });
+        std::unique_lock<std::mutex> lock(mutex);
+        sent.wait(lock, [&] { return !sending || finished.load(); });
+      }
+      if (got <= 0 || escaped) {
+        net::post(impl.io, [&, escaped] {
+          relayed.escaped = escaped;
+          finish();
+        });
+        break;
+      }
+    }
+  });
+  beast::flat_buffer incoming;
+  std::function<void()> read_next = [&] {
+    ws.async_read(incoming, [&](const error_code& read_error, std::size_t) {
+      if (read_error) {
+        finish();
+        return;
+      }
+      const std::string_view data(static_cast<const char*>(incoming.data().data()), incoming.size());
+      std::size_t written = 0;
+      while (written < data.size()) {
+        const ssize_t n = ::write(out_fd, data.data() + written, data.size() - written);
+        if (n < 0 && errno == EINTR) {
+          continue;
+        }
+        if (n <= 0) {
+          break;
+        }
+        written += static_cast<std::size_t>(n);
+      }
+      incoming.consume(incoming.size());
+      if (!finished) {
+        read_next();
+      }
+    });
+  };
+  read_next();
+  impl.run();
+  finish();
+  reader.join();
+  ::close(wake[0]);
+  ::close(wake[1]);
+  return relayed;
 }
 
 std::string query_escape(std::string_view value) {

@@ -1,8 +1,12 @@
 // `vmgate start|stop|restart|pause|unpause`: virtctl's verbs over the subresources API.
 #include "vmgate/server/vm_verbs.hpp"
 
+#include <termios.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <chrono>
+#include <thread>
 
 #include "vmgate/common/json.hpp"
 #include "vmgate/kube/api_client.hpp"
@@ -12,7 +16,7 @@ namespace vmgate::subresources {
 
 namespace {
 
-constexpr std::string_view verbs[] = {"start", "stop", "restart", "pause", "unpause"};
+constexpr std::string_view verbs[] = {"start", "stop", "restart", "pause", "unpause", "console"};
 
 Result<std::string_view> value_of(std::span<const std::string_view> args, std::size_t& i, std::string_view name) {
   const std::string_view arg = args[i];
@@ -37,6 +41,60 @@ Result<bool> flag_value(std::string_view arg, std::string_view name) {
     return false;
   }
   return Error{std::string(name) + " takes true or false, not \"" + std::string(arg.substr(name.size() + 1)) + "\""};
+}
+
+// The terminal in raw mode while the console is open (as virtctl's), restored after.
+class RawTerminal {
+ public:
+  explicit RawTerminal(int fd) : fd_(fd) {
+    if (::isatty(fd_) == 1 && ::tcgetattr(fd_, &saved_) == 0) {
+      termios raw = saved_;
+      ::cfmakeraw(&raw);
+      active_ = ::tcsetattr(fd_, TCSANOW, &raw) == 0;
+    }
+  }
+  RawTerminal(const RawTerminal&) = delete;
+  RawTerminal& operator=(const RawTerminal&) = delete;
+  ~RawTerminal() {
+    if (active_) {
+      ::tcsetattr(fd_, TCSANOW, &saved_);
+    }
+  }
+
+ private:
+  int fd_;
+  termios saved_{};
+  bool active_ = false;
+};
+
+// virtctl console: retried while the API answers 400 (the VMI is not running yet), for
+// --timeout minutes; stdin and stdout relayed; Ctrl+] ends it.
+int run_console(kube::ApiConnection& api, const VmVerb& verb, std::string_view namespace_, std::ostream& out,
+                std::ostream& err) {
+  constexpr unsigned char escape = 0x1d;  // Ctrl+]
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(verb.timeout_minutes);
+  for (;;) {
+    std::optional<RawTerminal> raw;
+    Result<kube::ApiConnection::Relayed, kube::TransportError> relayed =
+        api.relay_websocket(vm_verb_path(verb, namespace_), "plain.kubevirt.io", STDIN_FILENO, STDOUT_FILENO, escape,
+                            std::chrono::seconds(30), [&] {
+                              out << verb.done << std::endl;
+                              raw.emplace(STDIN_FILENO);
+                            });
+    raw.reset();
+    if (!relayed) {
+      err << verb.error_prefix << relayed.error().message << "\n";
+      return 1;
+    }
+    if (!relayed->refused) {
+      return 0;
+    }
+    if (relayed->refused->status != 400 || std::chrono::steady_clock::now() >= give_up) {
+      err << verb.error_prefix << kube::status_message(*relayed->refused) << "\n";
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
 }
 
 }  // namespace
@@ -80,7 +138,7 @@ Result<VmVerb> parse_vm_verb(std::string_view verb, std::span<const std::string_
       if (value) {
         parsed.context = std::string(*value);
       }
-    } else if (is(arg, "--dry-run")) {
+    } else if (verb != "console" && is(arg, "--dry-run")) {
       Result<bool> on = flag_value(arg, "--dry-run");
       if (!on) {
         return on.error();
@@ -108,6 +166,16 @@ Result<VmVerb> parse_vm_verb(std::string_view verb, std::span<const std::string_
         }
         grace_period = seconds;
       }
+    } else if (verb == "console" && is(arg, "--timeout")) {
+      value = value_of(args, i, "--timeout");
+      if (value) {
+        int minutes = 0;
+        const auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), minutes);
+        if (error != std::errc() || end != value->data() + value->size() || minutes < 0) {
+          return Error{"--timeout must be a number of minutes, not \"" + std::string(*value) + "\""};
+        }
+        parsed.timeout_minutes = minutes;
+      }
     } else if (arg.size() > 1 && arg.front() == '-') {
       return Error{"unknown flag: " + std::string(arg.substr(0, arg.find('=')))};
     } else {
@@ -132,9 +200,15 @@ Result<VmVerb> parse_vm_verb(std::string_view verb, std::span<const std::string_
       return Error{"unsupported resource type \"" + std::string(kind) + "\": vm or vmi"};
     }
   } else {
-    parsed.target_kind = "vm";
+    parsed.target_kind = verb == "console" ? "vmi" : "vm";
   }
   parsed.name = std::string(operands.back());
+  if (verb == "console") {
+    parsed.method = "GET";
+    parsed.done = "Successfully connected to " + parsed.name + " console. Press Ctrl+] to exit console.";
+    parsed.error_prefix = "Can't connect to the console of VirtualMachineInstance " + parsed.name + ": ";
+    return parsed;
+  }
   if (force.value_or(false) != grace_period.has_value()) {
     return Error{"Must both use --force=true and set --grace-period."};
   }
@@ -168,13 +242,21 @@ Result<VmVerb> parse_vm_verb(std::string_view verb, std::span<const std::string_
 
 std::string vm_verb_path(const VmVerb& verb, std::string_view namespace_) {
   const std::string_view resource =
-      verb.subresource == "pause" || verb.subresource == "unpause" ? "virtualmachineinstances" : "virtualmachines";
+      verb.subresource == "pause" || verb.subresource == "unpause" || verb.subresource == "console"
+          ? "virtualmachineinstances"
+          : "virtualmachines";
   return "/apis/subresources.kubevirt.io/v1/namespaces/" + std::string(namespace_) + "/" + std::string(resource) + "/" +
          verb.name + "/" + verb.subresource;
 }
 
 std::string vm_verb_usage(std::string_view command_name, std::string_view verb) {
   const std::string name(command_name);
+  if (verb == "console") {
+    return "Usage: " + name +
+           " console NAME [-n NS] [--timeout MINUTES] [--kubeconfig FILE] [--context NAME]\n"
+           "The VMI's serial console, as `virtctl console` (Ctrl+] leaves it; a VMI not running yet is\n"
+           "waited for up to --timeout minutes, 5 by default).\n";
+  }
   if (verb == "pause" || verb == "unpause") {
     return "Usage: " + name + " " + std::string(verb) +
            " vm|vmi NAME [-n NS] [--dry-run] [--kubeconfig FILE] [--context NAME]\n";
@@ -214,6 +296,9 @@ int run_vm_verb(std::string_view verb, std::span<const std::string_view> args, s
     return 1;
   }
   constexpr auto deadline = std::chrono::seconds(30);
+  if (verb == "console") {
+    return run_console(**api, *parsed, namespace_, out, err);
+  }
   std::string vm_strategy;
   if (parsed->target_kind == "vm" && (verb == "pause" || verb == "unpause")) {
     // virtctl reads the VM first: a missing VM is its error, and a paused VM's VMI has its name.

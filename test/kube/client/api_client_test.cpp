@@ -297,3 +297,31 @@ TEST(ApiConnectionRequest, TheBearerTokenIsSentWithEveryMethod) {
 
 }  // namespace
 }  // namespace vmgate::kube
+
+namespace vmgate::kube {
+namespace {
+
+// A refused upgrade (the API server's 400 for a VMI that is not running yet) is an answer, not a
+// transport error: the console command retries on it.
+TEST(ApiWebSocket, ARefusedUpgradeIsTheServersAnswer) {
+  ScriptedServer server({Reply{400, R"({"kind":"Status","message":"VMI is not running","code":400})", true, false}});
+  Result<std::unique_ptr<ApiConnection>> api = ApiConnection::create(server.config());
+  ASSERT_TRUE(api.ok()) << api.error().message;
+  bool opened = false;
+  Result<ApiConnection::Relayed, TransportError> relayed =
+      (*api)->relay_websocket("/apis/subresources.kubevirt.io/v1/namespaces/vms/virtualmachineinstances/a/console",
+                              "plain.kubevirt.io", -1, -1, std::nullopt, 5s, [&] { opened = true; });
+  ASSERT_TRUE(relayed.ok()) << relayed.error().message;
+  ASSERT_TRUE(relayed->refused.has_value());
+  EXPECT_EQ(relayed->refused->status, 400U);
+  EXPECT_EQ(status_message(*relayed->refused), "VMI is not running");
+  EXPECT_FALSE(opened);
+  const std::vector<Received> received = server.received();
+  ASSERT_EQ(received.size(), 1U);
+  EXPECT_EQ(received[0].method, "GET");
+  EXPECT_EQ(received[0].target, "/apis/subresources.kubevirt.io/v1/namespaces/vms/virtualmachineinstances/a/console");
+  EXPECT_EQ(received[0].authorization, "Bearer secret-token");
+}
+
+}  // namespace
+}  // namespace vmgate::kube

@@ -46,6 +46,19 @@ TEST(VmVerbs, PauseNamesTheKind) {
   EXPECT_EQ(parse("pause", std::array<std::string_view, 1>{"a"}).error().message, "expected vm|vmi NAME");
 }
 
+TEST(VmVerbs, ConsoleOfAVmi) {
+  const Result<VmVerb> console = parse("console", std::array<std::string_view, 4>{"a", "-n", "vms", "--timeout=1"});
+  ASSERT_TRUE(console.ok()) << console.error().message;
+  EXPECT_EQ(vm_verb_path(*console, "vms"),
+            "/apis/subresources.kubevirt.io/v1/namespaces/vms/virtualmachineinstances/a/console");
+  EXPECT_EQ(console->timeout_minutes, 1);
+  EXPECT_EQ(console->done, "Successfully connected to a console. Press Ctrl+] to exit console.");
+  EXPECT_EQ(parse("console", std::array<std::string_view, 2>{"a", "--timeout=soon"}).error().message,
+            "--timeout must be a number of minutes, not \"soon\"");
+  EXPECT_EQ(parse("console", std::array<std::string_view, 2>{"a", "--dry-run"}).error().message,
+            "unknown flag: --dry-run");
+}
+
 TEST(VmVerbs, RefusesWhatVirtctlRefuses) {
   EXPECT_EQ(parse("stop", std::array<std::string_view, 2>{"vm", "--force"}).error().message,
             "Must both use --force=true and set --grace-period.");

@@ -79,6 +79,22 @@ class ApiConnection {
                                           const std::function<void()>& after_lines,
                                           std::size_t max_line_bytes = std::size_t{32} << 20U);
 
+  /// A WebSocket at `target` (GET with an upgrade, offering `subprotocol`) on a connection of its
+  /// own, relayed until one side ends: the bytes read from `in_fd` are sent as binary messages,
+  /// one at a time (the next read waits for the send: backpressure), the messages received are
+  /// written to `out_fd`. Ends when `in_fd` reaches its end or gives `escape` (the byte is not
+  /// sent), or the server closes; then the WebSocket is closed. `in_fd` may be a terminal, a pipe
+  /// or a file. A refused upgrade is `refused` (its status and body, e.g. 400 with a Status),
+  /// not an error. `on_open` is called once the upgrade succeeded, before any byte is relayed.
+  struct Relayed {
+    std::optional<HttpResponse> refused;
+    bool escaped = false;  // ended by the escape byte
+  };
+  Result<Relayed, TransportError> relay_websocket(std::string_view target, std::string_view subprotocol, int in_fd,
+                                                  int out_fd, std::optional<unsigned char> escape,
+                                                  std::chrono::milliseconds connect_deadline,
+                                                  const std::function<void()>& on_open = {});
+
   /// Interrupts the call in progress (or the next one) with TransportError::cancelled, and
   /// every later call. Thread-safe.
   void cancel();

@@ -23,7 +23,8 @@ struct VmVerb {
   std::string target_kind;  // "vm" or "vmi" (pause/unpause; start/stop/restart: "vm")
   std::string name;
   std::string method = "PUT";  // "GET" first for `pause vm` (virtctl reads the VM)
-  std::string subresource;     // "start", "stop", "restart", "pause", "unpause"
+  std::string subresource;     // "start", "stop", "restart", "pause", "unpause", "console"
+  int timeout_minutes = 5;     // console: how long a VMI that is not running yet is waited for
   std::string body;            // the options as JSON
   std::string done;            // "VM vm was scheduled to start"
   std::string error_prefix;    // "Error starting VirtualMachine "
