@@ -1,26 +1,13 @@
 #include "vmgate/server/routing.hpp"
 
+#include "vmgate/common/ascii.hpp"
 #include "vmgate/kube/go_duration.hpp"
 
 namespace vmgate::serve {
 
 namespace {
 
-char lower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) {
-      return false;
-    }
-  }
-  return true;
-}
+using common::equals_ignoring_ascii_case;
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
@@ -34,7 +21,7 @@ std::string_view trim(std::string_view text) {
 
 // RFC 9110 §8.3.1: type/subtype case-insensitive, parameters after ';' (charset=utf-8) allowed.
 bool is_json(std::string_view content_type) {
-  return equals_ignoring_case(trim(content_type.substr(0, content_type.find(';'))), "application/json");
+  return equals_ignoring_ascii_case(trim(content_type.substr(0, content_type.find(';'))), "application/json");
 }
 
 std::string_view path_of_target(std::string_view target) {

@@ -1,32 +1,20 @@
 // Who asks, from the aggregator's request headers, and the SubjectAccessReview that decides
 // (virt-api's authorizer.go: the same headers, the same resource attributes).
+#include "vmgate/common/ascii.hpp"
 #include "vmgate/server/subresource_api.hpp"
 
 namespace vmgate::subresources {
 
 namespace {
 
-char lower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool equal_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) {
-      return false;
-    }
-  }
-  return true;
-}
+using common::ascii_lower;
+using common::equals_ignoring_ascii_case;
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') {
     return c - '0';
   }
-  c = lower(c);
+  c = ascii_lower(c);
   return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
@@ -50,7 +38,7 @@ std::string unescape_key(std::string_view key) {
 std::vector<std::string> values_of(const std::vector<HeaderField>& headers, std::string_view name) {
   std::vector<std::string> values;
   for (const auto& [field, value] : headers) {
-    if (equal_ignoring_case(field, name)) {
+    if (equals_ignoring_ascii_case(field, name)) {
       values.emplace_back(value);
     }
   }
@@ -85,12 +73,12 @@ Result<Identity> identity_from_headers(const std::vector<HeaderField>& headers, 
   }
   for (const std::string& prefix : names.extra_prefix) {
     for (const auto& [field, value] : headers) {
-      if (field.size() <= prefix.size() || !equal_ignoring_case(field.substr(0, prefix.size()), prefix)) {
+      if (field.size() <= prefix.size() || !equals_ignoring_ascii_case(field.substr(0, prefix.size()), prefix)) {
         continue;
       }
       std::string lowered;
       for (char c : field.substr(prefix.size())) {
-        lowered.push_back(lower(c));
+        lowered.push_back(ascii_lower(c));
       }
       std::string key = unescape_key(lowered);
       auto existing = identity.extra.begin();

@@ -2,6 +2,7 @@
 // StopVMRequestHandler and RestartVMRequestHandler decide (pkg/virt-api/rest/lifecycle.go):
 // a run strategy change of the spec, or a state change request in the status for the
 // controller, each guarded by a JSON patch `test` so that a concurrent change fails the patch.
+#include "object_fields.hpp"
 #include "vmgate/server/subresource_api.hpp"
 
 namespace vmgate::subresources {
@@ -14,15 +15,8 @@ constexpr std::string_view manual_recovery_required =
     "VM recovery required: Volume migration failed, leaving some volumes pointing to non-consistent targets; "
     "manual intervention is needed to reassign them to their original volumes.";
 
-std::string_view name_of(const json::Value& object) {
-  const json::Value* metadata = json::find_object(object, "metadata");
-  return metadata == nullptr ? std::string_view() : json::find_string(*metadata, "name");
-}
-
-std::string_view phase_of(const json::Value& vmi) {
-  const json::Value* status = json::find_object(vmi, "status");
-  return status == nullptr ? std::string_view() : json::find_string(*status, "phase");
-}
+using fields::name_of;
+using fields::phase_of;
 
 bool is_final(const json::Value& vmi) {
   const std::string_view phase = phase_of(vmi);
@@ -30,16 +24,7 @@ bool is_final(const json::Value& vmi) {
 }
 
 bool condition_true(const json::Value& object, std::string_view type) {
-  const json::Value* conditions = json::find_path(object, {"status", "conditions"});
-  if (conditions == nullptr || !conditions->IsArray()) {
-    return false;
-  }
-  for (const json::Value& condition : conditions->GetArray()) {
-    if (json::find_string(condition, "type") == type && json::find_string(condition, "status") == "True") {
-      return true;
-    }
-  }
-  return false;
+  return fields::has_condition(object, type, "True");
 }
 
 // VirtualMachine.RunStrategy(): spec.running wins over its absence; both set is an error.
@@ -198,10 +183,7 @@ LifecyclePlan with_change_requests(const json::Value& vm, const std::vector<Chan
   return plan;
 }
 
-std::string_view uid_of(const json::Value& object) {
-  const json::Value* metadata = json::find_object(object, "metadata");
-  return metadata == nullptr ? std::string_view() : json::find_string(*metadata, "uid");
-}
+using fields::uid_of;
 
 }  // namespace
 

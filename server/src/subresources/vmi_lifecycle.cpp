@@ -1,6 +1,7 @@
 // pause, unpause and console of a VirtualMachineInstance: what virt-api checks before it
 // forwards the request to virt-handler on the VMI's node (lifecycle.go's validate functions,
 // console.go's validateVMIForConsole).
+#include "object_fields.hpp"
 #include "vmgate/server/subresource_api.hpp"
 
 namespace vmgate::subresources {
@@ -9,28 +10,12 @@ namespace {
 
 constexpr std::string_view vmi_kind = "virtualmachineinstance";
 
-std::string_view name_of(const json::Value& object) {
-  const json::Value* metadata = json::find_object(object, "metadata");
-  return metadata == nullptr ? std::string_view() : json::find_string(*metadata, "name");
-}
-
-std::string_view phase_of(const json::Value& vmi) {
-  const json::Value* status = json::find_object(vmi, "status");
-  return status == nullptr ? std::string_view() : json::find_string(*status, "phase");
-}
+using fields::name_of;
+using fields::phase_of;
 
 // ConditionManager.HasCondition: the type, whatever its status.
 bool has_condition(const json::Value& vmi, std::string_view type) {
-  const json::Value* conditions = json::find_path(vmi, {"status", "conditions"});
-  if (conditions == nullptr || !conditions->IsArray()) {
-    return false;
-  }
-  for (const json::Value& condition : conditions->GetArray()) {
-    if (json::find_string(condition, "type") == type) {
-      return true;
-    }
-  }
-  return false;
+  return fields::has_condition(vmi, type);
 }
 
 }  // namespace
