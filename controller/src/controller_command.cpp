@@ -238,29 +238,41 @@ std::string object_path(const Action& action) {
          (action.kind_name == "VirtualMachine" ? "/virtualmachines" : "/virtualmachineinstances");
 }
 
+// The "namespace/name"s of `expected` that `seen` does not hold yet, younger than the TTL; the
+// seen and the expired are forgotten.
+std::set<std::string> still_expected(std::map<std::string, Clock::time_point>& expected,
+                                     const std::vector<std::shared_ptr<const json::Document>>& seen) {
+  for (const auto& object : seen) {
+    const json::Value* metadata = json::find_object(*object, "metadata");
+    if (metadata != nullptr) {
+      expected.erase(std::string(json::find_string(*metadata, "namespace")) + "/" +
+                     std::string(json::find_string(*metadata, "name")));
+    }
+  }
+  std::set<std::string> out;
+  for (auto it = expected.begin(); it != expected.end();) {
+    if (Clock::now() - it->second > expected_pod_ttl) {
+      it = expected.erase(it);
+    } else {
+      out.insert(it->first);
+      ++it;
+    }
+  }
+  return out;
+}
+
 class Executor {
  public:
   Executor(kube::ApiConnection& api, Log& log) : api_(api), log_(log) {}
 
   // The pods created and not yet seen by the pod informer.
   std::set<std::string> expected_pods(const std::vector<std::shared_ptr<const json::Document>>& pods) {
-    for (const auto& pod : pods) {
-      const json::Value* metadata = json::find_object(*pod, "metadata");
-      if (metadata != nullptr) {
-        expected_.erase(std::string(json::find_string(*metadata, "namespace")) + "/" +
-                        std::string(json::find_string(*metadata, "name")));
-      }
-    }
-    std::set<std::string> out;
-    for (auto it = expected_.begin(); it != expected_.end();) {
-      if (Clock::now() - it->second > expected_pod_ttl) {
-        it = expected_.erase(it);
-      } else {
-        out.insert(it->first);
-        ++it;
-      }
-    }
-    return out;
+    return still_expected(expected_, pods);
+  }
+
+  // The VMIs created and not yet seen by the VMI informer.
+  std::set<std::string> expected_vmis(const std::vector<std::shared_ptr<const json::Document>>& vmis) {
+    return still_expected(expected_vmis_, vmis);
   }
 
   void run(Action& action) {
@@ -347,6 +359,12 @@ class Executor {
       expected_[action.namespace_name + "/" + std::string(json::find_string(action.body["metadata"], "name"))] =
           Clock::now();
     }
+    // A VMI created now may not be in the VMI list when the next plan runs (another watch's
+    // event can wake it first): expected until seen, so that it is not created twice.
+    if (action.kind == ActionKind::create_vmi && status >= 200 && status < 300) {
+      expected_vmis_[action.namespace_name + "/" + std::string(json::find_string(action.body["metadata"], "name"))] =
+          Clock::now();
+    }
     if (status >= 200 && status < 300) {
       throttle_.succeeded(key);
       log_("info", "write", fields);
@@ -388,6 +406,7 @@ class Executor {
   kube::ApiConnection& api_;
   Log& log_;
   std::map<std::string, Clock::time_point> expected_;
+  std::map<std::string, Clock::time_point> expected_vmis_;
   WriteThrottle throttle_;
   std::set<std::string> deferred_;  // keys whose deferral was logged
 };
@@ -513,6 +532,7 @@ int run_controller(std::span<const std::string_view> args, std::ostream& out, st
       state.pods.push_back(pod.get());
     }
     state.expected_pods = executor.expected_pods(pods);
+    state.expected_vmis = executor.expected_vmis(vmis);
     PodSettings from_options;
     from_options.image = options.launcher_image;
     from_options.container_disk_delivery = options.container_disk_delivery;

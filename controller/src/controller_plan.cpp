@@ -641,6 +641,12 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
         start = false;
       }
     }
+    // A VMI this controller created a moment ago and the VMI list does not show yet.
+    const bool created_unseen = vmi == nullptr && state.expected_vmis.count(key) != 0;
+    if (start && created_unseen) {
+      note(key + ": waiting for the VirtualMachineInstance it created to be seen");
+      start = false;
+    }
     if (start) {
       Result<json::Document> built =
           settings.build_vmi ? settings.build_vmi(*vm) : Result<json::Document>(Error{"no VMI builder"});
@@ -658,7 +664,7 @@ std::vector<Action> plan(const State& state, const PlanSettings& settings, std::
         actions.push_back(std::move(create));
       }
     }
-    json::Document wanted = vm_status(*vm, vmi, start, state.now, &start_failure);
+    json::Document wanted = vm_status(*vm, vmi, start || created_unseen, state.now, &start_failure);
     // updateStatus: the requests as addStartRequest and isTrimFirstChangeRequestNeeded leave them;
     // the rest of the list as it is. Written whole (null when empty) with the resourceVersion
     // planned from, so that a request the API server added meanwhile is not lost: the patch is

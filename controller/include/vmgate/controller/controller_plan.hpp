@@ -60,6 +60,10 @@ struct State {
   /// Pods created by an earlier plan that the pod list does not show yet ("namespace/name"):
   /// taken as existing, so that a lagging watch neither creates them again nor fails their VMI.
   std::set<std::string> expected_pods;
+  /// VMIs ("namespace/name") an earlier plan created that the VMI list does not show yet: not
+  /// created again (a replan woken by another watch's event would otherwise create a second
+  /// time and be refused 409), and their VM shown Starting meanwhile.
+  std::set<std::string> expected_vmis;
   std::string now;  // RFC 3339, for condition transition times
 };
 
