@@ -625,8 +625,11 @@ class Connection {
           return;
         }
         *done = true;
-        beast::get_lowest_layer(to).socket().shutdown(tcp::socket::shutdown_both);
-        beast::get_lowest_layer(from).socket().shutdown(tcp::socket::shutdown_both);
+        // The error_code overloads: a peer that already closed makes shutdown(2) fail (ENOTCONN),
+        // and the throwing overload would end the process (a client's clean close did).
+        beast::error_code ignored;
+        beast::get_lowest_layer(to).socket().shutdown(tcp::socket::shutdown_both, ignored);
+        beast::get_lowest_layer(from).socket().shutdown(tcp::socket::shutdown_both, ignored);
       }
     };
     auto done = std::make_shared<bool>(false);
@@ -792,9 +795,11 @@ int run_subresources(std::span<const std::string_view> args, std::ostream& out, 
     }
     ++*active;
     std::thread([shared, io, socket = std::move(socket), active]() mutable {
-      {
+      try {
         Connection connection(shared, io, std::move(socket));
         connection.serve();
+      } catch (const std::exception& failure) {  // one connection's failure never ends the server
+        shared->log("error", "connection failed", {{"error", failure.what()}});
       }
       --*active;
     }).detach();
