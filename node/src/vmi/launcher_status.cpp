@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 
+#include "vmgate/admission/validation/dns1123.hpp"
 #include "vmgate/common/json_decode.hpp"
 #include "vmgate/kube/vmi_status.hpp"
 
@@ -33,14 +34,10 @@ bool is_uid(std::string_view text) {
   return true;
 }
 
-// A DNS subdomain (RFC 1123), the form of object names: it goes into an API path.
+// A DNS subdomain (RFC 1123, apimachinery's check), the form of object names: it goes into an
+// API path.
 bool is_object_name(std::string_view text) {
-  if (text.empty() || text.size() > 253 || text.front() == '.' || text.front() == '-' || text.back() == '.' ||
-      text.back() == '-') {
-    return false;
-  }
-  return std::all_of(text.begin(), text.end(),
-                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'; });
+  return admission::validation::dns1123_subdomain_errors(text).empty();
 }
 
 bool has_control_character(std::string_view text) {

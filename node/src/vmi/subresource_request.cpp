@@ -6,17 +6,14 @@
 #include <algorithm>
 #include <vector>
 
+#include "vmgate/admission/validation/dns1123.hpp"
+
 namespace vmgate::node {
 namespace {
 
-// A DNS subdomain (RFC 1123), the form of namespace and VMI names.
+// A DNS subdomain (RFC 1123, apimachinery's check), the form of namespace and VMI names.
 bool is_object_name(std::string_view text) {
-  if (text.empty() || text.size() > 253 || text.front() == '.' || text.front() == '-' || text.back() == '.' ||
-      text.back() == '-') {
-    return false;
-  }
-  return std::all_of(text.begin(), text.end(),
-                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'; });
+  return admission::validation::dns1123_subdomain_errors(text).empty();
 }
 
 // A Kubernetes uid: a UUID in lower-case hex, 8-4-4-4-12.

@@ -2,6 +2,8 @@
 // (virt-api's routes in pkg/virt-api/api.go and its noAuthEndpoints).
 #include <array>
 
+#include "vmgate/admission/validation/dns1123.hpp"
+
 #include "vmgate/server/subresource_api.hpp"
 
 namespace vmgate::subresources {
@@ -65,23 +67,6 @@ bool is_version(std::string_view text) {
   return false;
 }
 
-bool alnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-// RFC 1123: a DNS label (namespaces), or a DNS subdomain when dots are allowed (object names).
-bool dns_name(std::string_view text, bool dots) {
-  if (text.empty() || text.size() > (dots ? 253U : 63U) || !alnum(text.front()) || !alnum(text.back())) {
-    return false;
-  }
-  for (char c : text) {
-    if (!alnum(c) && c != '-' && !(dots && c == '.')) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::vector<std::string_view> split_path(std::string_view path) {
   std::vector<std::string_view> parts;
   while (!path.empty()) {
@@ -143,7 +128,8 @@ Result<Route, ApiStatus> route(std::string_view method, std::string_view target)
   if (request.resource != "virtualmachines" && request.resource != "virtualmachineinstances") {
     return not_found_path();
   }
-  if (!dns_name(request.namespace_, false) || !dns_name(request.name, true)) {
+  if (!admission::validation::dns1123_label_errors(request.namespace_).empty() ||
+      !admission::validation::dns1123_subdomain_errors(request.name).empty()) {
     return bad_request("the namespace must be a DNS label and the name a DNS subdomain");
   }
   // portforward/PORT[/PROTOCOL] is the subresource "portforward"; vnc/screenshot and the like are two parts.
