@@ -345,13 +345,15 @@ std::uint16_t port_of(const std::string& serving_line, const char* key) {
   return static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
 }
 
-TEST(ServeDrain, SigtermAnswersEveryInFlightRequestThenExitsZero) {
+// SIGTERM under load with THREADS I/O threads: every request in flight answered, then exit 0.
+// One thread runs connections without strands, more run each on its own strand: both are checked.
+void drain_answers_every_in_flight_request(const std::string& threads) {
   TemporaryDirectory directory;
   TestPki pki(directory.path());
   const auto [cert, key] = pki.issue("serving");
   ServeProcess process({"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--tls-cert", cert,
                         "--tls-key", key, "--objects", kFixtures + "cluster.json", "--shutdown-delay", "1s",
-                        "--grace-period", "10s", "--threads", "2"});
+                        "--grace-period", "10s", "--threads", threads});
   const std::string serving = process.wait_for("serving");
   ASSERT_FALSE(serving.empty()) << process.log();
   const std::uint16_t port = port_of(serving, "/https");
@@ -427,6 +429,14 @@ TEST(ServeDrain, SigtermAnswersEveryInFlightRequestThenExitsZero) {
   EXPECT_EQ(lost.load(), 0);
   EXPECT_GT(answered.load(), 20);
   EXPECT_NE(process.log().find("drained; exiting"), std::string::npos) << process.log();
+}
+
+TEST(ServeDrain, SigtermAnswersEveryInFlightRequestThenExitsZero) {
+  drain_answers_every_in_flight_request("2");
+}
+
+TEST(ServeDrain, SigtermAnswersEveryInFlightRequestThenExitsZeroOnOneThread) {
+  drain_answers_every_in_flight_request("1");
 }
 
 TEST(ServeDrain, DevelopmentCertificateWhenNoneIsGiven) {
