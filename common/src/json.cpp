@@ -1,4 +1,5 @@
 #include "vmgate/common/json.hpp"
+#include "vmgate/common/json_writer.hpp"
 
 #include <algorithm>
 
@@ -201,10 +202,12 @@ std::string_view type_name(const Value& value) {
 }
 
 std::string to_string(const Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  std::string text;
+  StringSink sink(text);
+  rapidjson::Writer<StringSink> writer(sink);
   value.Accept(writer);
-  return {buffer.GetString(), buffer.GetSize()};
+  sink.finish();
+  return text;
 }
 
 bool equal(const Value& a, const Value& b) {

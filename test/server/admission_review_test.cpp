@@ -21,6 +21,7 @@
 
 #include "support/apply_patch.hpp"
 #include "support/json_test_support.hpp"
+#include "vmgate/common/json_decode.hpp"
 #include "vmgate/server/admission_review.hpp"
 
 #include <rapidjson/prettywriter.h>
@@ -256,6 +257,36 @@ TEST(AdmissionReviewResponse, UidIsEchoedByteForByte) {
   const json::Value* uid = json::find_path(document, {"response", "uid"});
   ASSERT_NE(uid, nullptr);
   EXPECT_EQ(json::as_view(*uid), std::string_view("a\"b\\c\0d\xc3\xa9", 9));
+}
+
+// The answer's string writer copies runs of plain characters 16 bytes at a time: every character
+// that needs an escape is escaped wherever it sits in the run, the rest is copied unchanged.
+TEST(AdmissionReviewResponse, UidWithEachSpecialCharacterAtEachOffsetIsEchoedAsValidJson) {
+  std::vector<std::string> specials;
+  for (int c = 0x01; c < 0x20; ++c) {
+    specials.emplace_back(1, static_cast<char>(c));
+  }
+  specials.emplace_back("\"");
+  specials.emplace_back("\\");
+  specials.emplace_back("\x7f");
+  specials.emplace_back("\xc3\xa9");  // é
+  for (const std::string& special : specials) {
+    for (std::size_t offset = 0; offset < 40; ++offset) {
+      const std::string uid = std::string(offset, 'x') + special + std::string(offset % 19, 'y');
+      json::Document request;
+      request.Parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{)"
+                    R"("operation":"DELETE","resource":{"group":"kubevirt.io","version":"v1","resource":"virtualmachines"}}})");
+      json::set(*json::find(request, "request"), "uid", json::make_string(uid, request.GetAllocator()),
+                request.GetAllocator());
+      const HttpAnswer answer = call(Endpoint::vm_validate, dump(request));
+      // The strict decoder refuses a raw control character in a string: the escapes are all there.
+      ASSERT_TRUE(json::parse_json(answer.body).ok()) << answer.body;
+      const json::Document document = response_of(answer);
+      const json::Value* echoed = json::find_path(document, {"response", "uid"});
+      ASSERT_NE(echoed, nullptr) << answer.body;
+      EXPECT_EQ(json::as_view(*echoed), uid) << "special " << static_cast<int>(special[0]) << " at " << offset;
+    }
+  }
 }
 
 TEST(AdmissionReviewResponse, DeleteAndConnectAreAllowedWithoutRunningRules) {

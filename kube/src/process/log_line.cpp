@@ -45,9 +45,9 @@ LogLine& LogLine::number(std::string_view name, double value) {
 
 std::string LogLine::finish() {
   writer_.EndObject();
-  std::string line(buffer_.GetString(), buffer_.GetSize());
-  line += '\n';
-  return line;
+  sink_.finish();
+  line_ += '\n';
+  return std::move(line_);
 }
 
 std::string event_line(std::chrono::system_clock::time_point now, std::string_view level, std::string_view message,

@@ -4,12 +4,13 @@
 #include <string>
 
 #include "vmgate/common/json.hpp"
+#include "vmgate/common/json_writer.hpp"
 
 namespace vmgate::node {
 
 namespace {
 
-void string_member(rapidjson::Writer<rapidjson::StringBuffer>& writer, std::string_view key, std::string_view value) {
+void string_member(rapidjson::Writer<json::StringSink>& writer, std::string_view key, std::string_view value) {
   writer.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
   writer.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
 }
@@ -17,8 +18,9 @@ void string_member(rapidjson::Writer<rapidjson::StringBuffer>& writer, std::stri
 }  // namespace
 
 void EventLog::write(std::string_view level, std::string_view message, Fields fields) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  std::string line;
+  json::StringSink sink(line);
+  rapidjson::Writer<json::StringSink> writer(sink);
   writer.StartObject();
   writer.Key("ts");
   const auto micros =
@@ -30,8 +32,9 @@ void EventLog::write(std::string_view level, std::string_view message, Fields fi
     string_member(writer, key, value);
   }
   writer.EndObject();
+  sink.finish();
   const std::lock_guard lock(mutex_);
-  out_ << std::string_view(buffer.GetString(), buffer.GetSize()) << '\n' << std::flush;
+  out_ << line << '\n' << std::flush;
 }
 
 }  // namespace vmgate::node

@@ -5,6 +5,8 @@
 // After json.hpp (through check_command.hpp): RapidJSON must see vmgate's RAPIDJSON_ASSERT.
 #include <rapidjson/prettywriter.h>
 
+#include "vmgate/common/json_writer.hpp"
+
 #include "vmgate/kube/yaml_json.hpp"
 
 namespace vmgate::cli {
@@ -98,11 +100,12 @@ json::Document report_document(const std::vector<CheckResult>& results) {
 }
 
 std::string render_json(const json::Value& report) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> writer(buffer);
+  std::string text;
+  json::StringSink sink(text);
+  rapidjson::PrettyWriter<json::StringSink> writer(sink);
   writer.SetIndent(' ', 2);
   report.Accept(writer);
-  std::string text(buffer.GetString(), buffer.GetSize());
+  sink.finish();
   text += '\n';
   return text;
 }

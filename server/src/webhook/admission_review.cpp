@@ -17,6 +17,7 @@
 #include "vmgate/admission/field_error.hpp"
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/json_field.hpp"
+#include "vmgate/common/json_writer.hpp"
 #include "vmgate/common/result.hpp"
 
 namespace vmgate::webhook {
@@ -28,47 +29,8 @@ constexpr std::string_view kKind = "AdmissionReview";
 
 // ---------------------------------------------------------------- writing
 
-// RapidJSON output stream appending to a std::string: the answer is built in place, without
-// the intermediate StringBuffer copy. As with RapidJSON's own StringBuffer, the Writer reserves
-// room for a whole token (PutReserve) and then stores each character unchecked (PutUnsafe)
-// instead of a push_back per character; finish() drops the unused reserve.
-class StringSink {
- public:
-  using Ch = char;
-  explicit StringSink(std::string& out) : out_(&out), used_(out.size()) {}
-  void Put(char c) {
-    reserve(1);
-    put_unchecked(c);
-  }
-  void Flush() {}
-  void reserve(std::size_t count) {
-    if (out_->size() - used_ < count) {
-      out_->resize(std::max(used_ + count, 2 * out_->size()));
-    }
-  }
-  void put_unchecked(char c) { (*out_)[used_++] = c; }
-  /// The next `count` bytes of the output, for the caller to fill.
-  std::span<char> take(std::size_t count) {
-    reserve(count);
-    const std::span<char> room(out_->data() + used_, count);
-    used_ += count;
-    return room;
-  }
-  void finish() { out_->resize(used_); }
-
- private:
-  std::string* out_;
-  std::size_t used_;
-};
-
-// Found by argument-dependent lookup from RapidJSON's Writer, ahead of its generic templates.
-void PutReserve(StringSink& sink, std::size_t count) {
-  sink.reserve(count);
-}
-void PutUnsafe(StringSink& sink, char c) {
-  sink.put_unchecked(c);
-}
-
+// The answer is written straight into its std::string (json::StringSink).
+using StringSink = json::StringSink;
 using Writer = rapidjson::Writer<StringSink>;
 
 // The Writer's stack of open containers allocates through this on its first push. Given one,

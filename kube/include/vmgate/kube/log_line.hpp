@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vmgate/common/json.hpp"
+#include "vmgate/common/json_writer.hpp"
 
 namespace vmgate::kube {
 
@@ -35,8 +36,9 @@ class LogLine {
  private:
   void key(std::string_view name);
 
-  rapidjson::StringBuffer buffer_;
-  rapidjson::Writer<rapidjson::StringBuffer> writer_{buffer_};
+  std::string line_;
+  json::StringSink sink_{line_};
+  rapidjson::Writer<json::StringSink> writer_{sink_};
 };
 
 /// {"ts":..,"level":<level>,"msg":<message>,<key>:<value>...} and a line break; values are strings.
