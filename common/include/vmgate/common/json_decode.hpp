@@ -42,12 +42,24 @@ struct DecodeError {
 Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimits& limits = {});
 
 /// parse_json with fewer copies: `text` is copied once into `storage`, which is decoded in place
-/// (RapidJSON's in-situ parsing), and the Document's strings point into `storage`. So `storage`
-/// must outlive the Document and every value copied from it (copies of in-situ strings share
-/// the bytes). The same checks, messages and positions as parse_json(text). For a request
-/// handled and answered in one scope. Thread-safe.
+/// (by a single pass of vmgate's own; what it declines, RapidJSON's in-situ parse decodes again
+/// from a fresh copy, for a refusal's message and position), and the Document's strings point
+/// into `storage`. So `storage` must outlive the Document and every value copied from it (copies
+/// of in-situ strings share the bytes). The same checks, messages and positions as
+/// parse_json(text). For a request handled and answered in one scope. Thread-safe.
 Result<Document, DecodeError> parse_json_in_place(std::string_view text, std::string& storage,
                                                   const DecodeLimits& limits = {});
+
+namespace detail {
+/// The two decoders behind parse_json_in_place, apart, for the differential test. The single
+/// pass of vmgate's own: the document, or nullopt when it declines the input (every input to
+/// refuse, and a few unusual valid ones). RapidJSON's in-situ parse: the same answer as
+/// parse_json(text), with its messages and positions. Both copy `text` into `storage` first.
+std::optional<Document> decode_in_place_single_pass(std::string_view text, std::string& storage,
+                                                    const DecodeLimits& limits = {});
+Result<Document, DecodeError> decode_in_place_with_rapidjson(std::string_view text, std::string& storage,
+                                                             const DecodeLimits& limits = {});
+}  // namespace detail
 
 /// The same depth and duplicate-key checks for a document built another way (YAML conversion);
 /// iterative. Errors carry no position (line and column 0). Thread-safe.
