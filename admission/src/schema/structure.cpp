@@ -738,7 +738,8 @@ class TreeChecker {
     }
     if (value.IsObject()) {
       std::uint64_t required_present = 0;
-      for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+      const auto end = value.MemberEnd();  // once: g++ re-evaluates it (an assertion) per iteration
+      for (auto it = value.MemberBegin(); it != end; ++it) {
         const Node* child = node.additional.get();
         if (const std::size_t position = node.property_names.find(json::as_view(it->name));
             position != NameTable::absent) {
