@@ -578,6 +578,9 @@ class TreeChecker {
     const json::Value* enum_values = nullptr;
     const json::Value* minimum = nullptr;
     const json::Value* maximum = nullptr;
+    // Nothing to check but the JSON type (most leaves: strings, booleans, plain integers):
+    // checked in the parent's loop, without a call.
+    bool type_only = false;
   };
 
   static unsigned type_bit(std::string_view name) {
@@ -660,6 +663,8 @@ class TreeChecker {
     if (required != nullptr && !mark_required(*node, *required)) {
       return nullptr;
     }
+    node->type_only = node->properties.empty() && node->all_required == 0 && !node->items && !node->additional &&
+                      node->enum_values == nullptr && node->minimum == nullptr && node->maximum == nullptr;
     return node;
   }
 
@@ -719,6 +724,10 @@ class TreeChecker {
     return false;
   }
 
+  static bool check_child(const Node& node, const json::Value& value) {
+    return node.type_only ? (type_of(value) & node.types) != 0 : check(node, value);
+  }
+
   static bool check(const Node& node, const json::Value& value) {
     if ((type_of(value) & node.types) == 0) {
       return false;
@@ -747,7 +756,7 @@ class TreeChecker {
           required_present |= property.required_bit;
           child = property.node.get();
         }
-        if (child != nullptr && !check(*child, it->value)) {
+        if (child != nullptr && !check_child(*child, it->value)) {
           return false;
         }
       }
@@ -756,7 +765,7 @@ class TreeChecker {
       }
     } else if (value.IsArray() && node.items) {
       for (const json::Value& item : value.GetArray()) {
-        if (!check(*node.items, item)) {
+        if (!check_child(*node.items, item)) {
           return false;
         }
       }
