@@ -1,6 +1,7 @@
 #include "vmgate/admission/schema/known_fields.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -8,6 +9,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "vmgate/admission/schema/name_table.hpp"
 
 namespace vmgate::admission {
 
@@ -32,23 +35,26 @@ bool missing(const json::Value& object, std::string_view name) {
   return member == nullptr || member->IsNull();
 }
 
-// Members of the tree (KubeVirt main's API) that v1.8's API has not (api/core/v1 at v1.8.2): its
-// CRD schema refuses them as unknown.
-bool added_after_v1_8(std::string_view definition, std::string_view property) {
-  return (definition == "v1.VirtualMachineInstanceSpec" && property == "serviceAccountName") ||
-         (definition == "v1.Interface" && property == "portRanges");
-}
-
-// Members of v1.8's API that v1.7's has not (api/openapi-spec/swagger.json at v1.7.0 against
-// v1.8.2): its CRD schema refuses them as unknown. v1.7's hyperv tlbflush is a plain FeatureState.
-bool added_after_v1_7(std::string_view definition, std::string_view property) {
-  return (definition == "v1.DomainSpec" && property == "rebootPolicy") ||
-         (definition == "v1.Interface" && property == "passtBinding") ||
-         (definition == "v1.Memory" && property == "reservedOverhead") ||
-         (definition == "v1.VirtualMachineInstanceSpec" && property == "utilityVolumes") ||
-         (definition == "v1.Volume" && property == "containerPath") ||
-         (definition == "v1beta1.DataVolumeSourceImageIO" && property == "insecureSkipVerify") ||
-         (definition == "v1.TLBFlush" && (property == "direct" || property == "extended"));
+// The first release whose API has `property` of `definition`: the tree is KubeVirt main's API,
+// and older releases' CRD schemas refuse the members added since as unknown.
+Release first_release_with(std::string_view definition, std::string_view property) {
+  // Not in v1.8's API (api/core/v1 at v1.8.2).
+  if ((definition == "v1.VirtualMachineInstanceSpec" && property == "serviceAccountName") ||
+      (definition == "v1.Interface" && property == "portRanges")) {
+    return Release::main;
+  }
+  // Not in v1.7's API (api/openapi-spec/swagger.json at v1.7.0 against v1.8.2). v1.7's hyperv
+  // tlbflush is a plain FeatureState.
+  if ((definition == "v1.DomainSpec" && property == "rebootPolicy") ||
+      (definition == "v1.Interface" && property == "passtBinding") ||
+      (definition == "v1.Memory" && property == "reservedOverhead") ||
+      (definition == "v1.VirtualMachineInstanceSpec" && property == "utilityVolumes") ||
+      (definition == "v1.Volume" && property == "containerPath") ||
+      (definition == "v1beta1.DataVolumeSourceImageIO" && property == "insecureSkipVerify") ||
+      (definition == "v1.TLBFlush" && (property == "direct" || property == "extended"))) {
+    return Release::v1_8;
+  }
+  return Release::v1_7;
 }
 
 }  // namespace
@@ -57,25 +63,21 @@ bool added_after_v1_7(std::string_view definition, std::string_view property) {
 // a definition, an array of something or a map of something.
 struct KnownFields::Tree {
   struct Holds;
+  struct Property {
+    std::string_view name;
+    const Holds* holds = nullptr;
+    Release since = Release::v1_7;   // older releases refuse the member as unknown
+    std::uint64_t required_bit = 0;  // its bit in the walk's masks, 0 when optional
+  };
+  struct Required {
+    std::string_view name;
+    std::uint64_t bit = 0;
+  };
   struct Definition {
     std::string_view definition_name;  // "v1.Interface"
-    std::vector<std::pair<std::string_view, const Holds*>> properties;
-    std::unordered_map<std::string_view, const Holds*> by_name;  // only for many properties
-    std::vector<std::string_view> required;
-
-    // What the property `name` holds, or nullptr when the definition has none of that name.
-    [[nodiscard]] const Holds* property(std::string_view name) const {
-      if (!by_name.empty()) {
-        const auto found = by_name.find(name);
-        return found == by_name.end() ? nullptr : found->second;
-      }
-      for (const auto& [key, holds] : properties) {
-        if (key == name) {
-          return holds;
-        }
-      }
-      return nullptr;
-    }
+    std::vector<Property> properties;
+    NameTable property_names;  // positions in `properties`
+    std::vector<Required> required;
   };
   struct Holds {
     enum class Shape { anything, object, array, map } shape = Shape::anything;
@@ -142,27 +144,39 @@ struct KnownFields::Tree {
     // go-openapi's object validator: the members no property declares, then the required
     // ones missing; then each member's own value.
     void object(const Definition& definition, const json::Value& value) {
-      // One lookup per member, kept for the descent below.
+      // One lookup per member, kept for the descent below; it also tells which required members
+      // are there (the first of a name counts, as for json::find) and not null.
       const std::size_t first = found_.size();
-      for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+      std::uint64_t required_seen = 0;
+      std::uint64_t required_given = 0;
+      // MemberEnd() once per loop: it asserts that `value` is an object, and g++ re-evaluates
+      // it on every iteration of a loop that writes memory (2 % of a large VM's whole request).
+      const auto end = value.MemberEnd();
+      for (auto it = value.MemberBegin(); it != end; ++it) {
         const std::string_view name = json::as_view(it->name);
-        const bool unknown_then = (release_ <= Release::v1_8 && added_after_v1_8(definition.definition_name, name)) ||
-                                  (release_ <= Release::v1_7 && added_after_v1_7(definition.definition_name, name));
-        const Holds* holds = unknown_then ? nullptr : definition.property(name);
+        const Holds* holds = nullptr;
+        if (const std::size_t position = definition.property_names.find(name); position != NameTable::absent) {
+          const Property& property = definition.properties[position];
+          if ((required_seen & property.required_bit) == 0) {
+            required_seen |= property.required_bit;
+            required_given |= it->value.IsNull() ? 0 : property.required_bit;
+          }
+          holds = release_ < property.since ? nullptr : property.holds;
+        }
         found_.push_back(holds);
         if (holds == nullptr) {
           errors_.push_back({CauseType::field_value_forbidden, path_with(name),
                              openapi_path_with(name) + " in body is a forbidden property"});
         }
       }
-      for (const std::string_view name : definition.required) {
-        if (missing(value, name)) {
-          errors_.push_back(
-              {CauseType::field_value_required, path_with(name), openapi_path_with(name) + " in body is required"});
+      for (const Required& required : definition.required) {
+        if ((required_given & required.bit) == 0) {
+          errors_.push_back({CauseType::field_value_required, path_with(required.name),
+                             openapi_path_with(required.name) + " in body is required"});
         }
       }
       std::size_t index = first;
-      for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it, ++index) {
+      for (auto it = value.MemberBegin(); it != end; ++it, ++index) {
         if (const Holds* holds = found_[index]; holds != nullptr && holds->shape != Holds::Shape::anything) {
           path_.push_back(Segment{Segment::Kind::member, json::as_view(it->name), 0});
           this->value(*holds, it->value);
@@ -195,7 +209,8 @@ struct KnownFields::Tree {
           return;
         case Holds::Shape::map:
           if (value.IsObject()) {
-            for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+            const auto end = value.MemberEnd();
+            for (auto it = value.MemberBegin(); it != end; ++it) {
               path_.push_back(Segment{Segment::Kind::key, json::as_view(it->name), 0});
               this->value(*holds.element, it->value);
               path_.pop_back();
@@ -266,16 +281,30 @@ KnownFields::KnownFields() {
     if (properties == nullptr) {
       tree_bug(json::to_string(it->name) + " has no properties object");
     }
+    std::vector<std::string_view> names;
     for (auto p = properties->MemberBegin(); p != properties->MemberEnd(); ++p) {
-      definition.properties.emplace_back(json::as_view(p->name), tree->compile_holds(p->value));
+      const std::string_view name = json::as_view(p->name);
+      definition.properties.push_back(
+          Tree::Property{name, tree->compile_holds(p->value), first_release_with(definition.definition_name, name)});
+      names.push_back(name);
     }
-    constexpr std::size_t linear_lookup = 8;  // up to this many, comparing beats hashing
-    if (definition.properties.size() > linear_lookup) {
-      definition.by_name.insert(definition.properties.begin(), definition.properties.end());
-    }
+    definition.property_names = NameTable(names);
     if (const json::Value* required = json::find(it->value, "required")) {
+      std::uint64_t next_bit = 1;
       for (const json::Value& name : required->GetArray()) {
-        definition.required.push_back(json::as_view(name));
+        const std::size_t position = definition.property_names.find(json::as_view(name));
+        if (position == NameTable::absent) {
+          tree_bug(json::to_string(it->name) + " requires " + json::to_string(name) + ", which is no property");
+        }
+        Tree::Property& property = definition.properties[position];
+        if (property.required_bit == 0) {
+          if (next_bit == 0) {
+            tree_bug(json::to_string(it->name) + " requires more than 64 members");
+          }
+          property.required_bit = next_bit;
+          next_bit <<= 1U;
+        }
+        definition.required.push_back(Tree::Required{property.name, property.required_bit});
       }
     }
   }

@@ -37,6 +37,7 @@
 #include <array>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -48,6 +49,7 @@
 #include <vector>
 
 #include "vmgate/admission/schema/known_fields.hpp"
+#include "vmgate/admission/schema/name_table.hpp"
 #include "vmgate/admission/schema/structure.hpp"
 
 namespace vmgate::admission {
@@ -559,29 +561,26 @@ class TreeChecker {
     any_type = 0x7FU,
   };
 
+  struct Node;
+  struct Property {
+    std::string_view name;
+    std::unique_ptr<Node> node;
+    std::uint64_t required_bit = 0;  // this property's bit in Node::all_required, 0 when optional
+  };
+
   struct Node {
     unsigned types = any_type;
-    std::vector<std::pair<std::string_view, std::unique_ptr<Node>>> properties;
-    std::unordered_map<std::string_view, const Node*> by_name;  // for many properties
-    std::vector<std::string_view> required;
+    std::vector<Property> properties;
+    NameTable property_names;       // positions in `properties`
+    std::uint64_t all_required = 0;  // one bit per required property
     std::unique_ptr<Node> items;
     std::unique_ptr<Node> additional;
     const json::Value* enum_values = nullptr;
     const json::Value* minimum = nullptr;
     const json::Value* maximum = nullptr;
-
-    [[nodiscard]] const Node* property(std::string_view name) const {
-      if (!by_name.empty()) {
-        const auto it = by_name.find(name);
-        return it == by_name.end() ? nullptr : it->second;
-      }
-      for (const auto& [key, node] : properties) {
-        if (key == name) {
-          return node.get();
-        }
-      }
-      return nullptr;
-    }
+    // Nothing to check but the JSON type (most leaves: strings, booleans, plain integers):
+    // checked in the parent's loop, without a call.
+    bool type_only = false;
   };
 
   static unsigned type_bit(std::string_view name) {
@@ -615,6 +614,7 @@ class TreeChecker {
       return nullptr;
     }
     auto node = std::make_unique<Node>();
+    const json::Value* required = nullptr;  // marked once the properties are known
     for (auto it = schema.MemberBegin(); it != schema.MemberEnd(); ++it) {
       const std::string_view keyword = json::as_view(it->name);
       const json::Value& value = it->value;
@@ -636,20 +636,10 @@ class TreeChecker {
           if (!child) {
             return nullptr;
           }
-          node->properties.emplace_back(json::as_view(p->name), std::move(child));
-        }
-        if (node->properties.size() > 8) {
-          for (const auto& [key, child] : node->properties) {
-            node->by_name.emplace(key, child.get());
-          }
+          node->properties.push_back(Property{json::as_view(p->name), std::move(child)});
         }
       } else if (keyword == "required" && value.IsArray()) {
-        for (const json::Value& name : value.GetArray()) {
-          if (!name.IsString()) {
-            return nullptr;
-          }
-          node->required.push_back(json::as_view(name));
-        }
+        required = &value;
       } else if (keyword == "items" || keyword == "additionalProperties") {
         std::unique_ptr<Node> child = compile(value);
         if (!child) {
@@ -664,7 +654,41 @@ class TreeChecker {
         return nullptr;
       }
     }
+    std::vector<std::string_view> names;
+    names.reserve(node->properties.size());
+    for (const Property& property : node->properties) {
+      names.push_back(property.name);
+    }
+    node->property_names = NameTable(names);
+    if (required != nullptr && !mark_required(*node, *required)) {
+      return nullptr;
+    }
+    node->type_only = node->properties.empty() && node->all_required == 0 && !node->items && !node->additional &&
+                      node->enum_values == nullptr && node->minimum == nullptr && node->maximum == nullptr;
     return node;
+  }
+
+  // Gives each required property a bit, so that the walk learns which are present from the
+  // lookups it makes anyway instead of searching the object for each. false (not modelled)
+  // for a required name that is no property, or for more than 64 of them.
+  static bool mark_required(Node& node, const json::Value& required) {
+    std::uint64_t next_bit = 1;
+    for (const json::Value& name : required.GetArray()) {
+      const std::size_t position = name.IsString() ? node.property_names.find(json::as_view(name)) : NameTable::absent;
+      if (position == NameTable::absent) {
+        return false;
+      }
+      Property& property = node.properties[position];
+      if (property.required_bit == 0) {
+        if (next_bit == 0) {
+          return false;
+        }
+        property.required_bit = next_bit;
+        node.all_required |= next_bit;
+        next_bit <<= 1U;
+      }
+    }
+    return true;
   }
 
   static unsigned type_of(const json::Value& value) {
@@ -700,6 +724,10 @@ class TreeChecker {
     return false;
   }
 
+  static bool check_child(const Node& node, const json::Value& value) {
+    return node.type_only ? (type_of(value) & node.types) != 0 : check(node, value);
+  }
+
   static bool check(const Node& node, const json::Value& value) {
     if ((type_of(value) & node.types) == 0) {
       return false;
@@ -718,23 +746,26 @@ class TreeChecker {
       return false;
     }
     if (value.IsObject()) {
-      for (const std::string_view name : node.required) {
-        if (json::find(value, name) == nullptr) {
+      std::uint64_t required_present = 0;
+      const auto end = value.MemberEnd();  // once: g++ re-evaluates it (an assertion) per iteration
+      for (auto it = value.MemberBegin(); it != end; ++it) {
+        const Node* child = node.additional.get();
+        if (const std::size_t position = node.property_names.find(json::as_view(it->name));
+            position != NameTable::absent) {
+          const Property& property = node.properties[position];
+          required_present |= property.required_bit;
+          child = property.node.get();
+        }
+        if (child != nullptr && !check_child(*child, it->value)) {
           return false;
         }
       }
-      for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
-        const Node* child = node.property(json::as_view(it->name));
-        if (child == nullptr) {
-          child = node.additional.get();
-        }
-        if (child != nullptr && !check(*child, it->value)) {
-          return false;
-        }
+      if (required_present != node.all_required) {
+        return false;
       }
     } else if (value.IsArray() && node.items) {
       for (const json::Value& item : value.GetArray()) {
-        if (!check(*node.items, item)) {
+        if (!check_child(*node.items, item)) {
           return false;
         }
       }
