@@ -156,4 +156,4 @@ run_target vmgate "$root/build/vmgate" serve --listen "127.0.0.1:$port" --metric
   --shutdown-delay 0s --objects "$objects" --tls-cert "$work/tls.crt" --tls-key "$work/tls.key"
 run_target kubevirt-oracle env GOMAXPROCS=1 "$root/build/kubevirt-oracle" serve --listen "127.0.0.1:$port" \
   --objects "$objects" --tls-cert "$work/tls.crt" --tls-key "$work/tls.key"
-echo "($requests dry-run creates of the $body body's VirtualMachine per row, $clients clients, $(nproc) CPUs)"
+echo "($requests dry-run creates of the $body body's VirtualMachine per row, $clients client(s), $(nproc) CPUs)"
