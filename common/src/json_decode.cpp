@@ -53,6 +53,45 @@ struct InPlaceStream {
   Ch* head_;
 };
 
+#if defined(RAPIDJSON_SSE2)
+// Moves `p` (and the write position `q`, copying the bytes down once an escape has shortened the
+// string) over a string's run of plain characters, up to the next '"', '\\' or control character
+// and, when StopAboveAscii, byte above 0x7F, 16 bytes at a time from the first byte on. The
+// unaligned loads may read up to 15 bytes past the terminating NUL: parse_json_in_place keeps
+// them inside the buffer's allocation.
+template <bool StopAboveAscii>
+inline void copy_plain_run(char*& p, char*& q) {
+  const bool moving = p != q;
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  for (;; p += 16, q += 16) {
+    const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    __m128i stops = _mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash));
+    if constexpr (StopAboveAscii) {
+      // As signed bytes, both the control characters and the bytes above 0x7F are below 0x20.
+      stops = _mm_or_si128(stops, _mm_cmplt_epi8(block, _mm_set1_epi8(0x20)));
+    } else {
+      // Unsigned c <= 0x1F exactly when max(c, 0x1F) == 0x1F.
+      const __m128i last_control = _mm_set1_epi8(0x1F);
+      stops = _mm_or_si128(stops, _mm_cmpeq_epi8(_mm_max_epu8(block, last_control), last_control));
+    }
+    const auto stop = static_cast<unsigned>(_mm_movemask_epi8(stops));
+    if (stop != 0) {
+      const auto length = static_cast<std::size_t>(__builtin_ctz(stop));
+      if (moving) {
+        std::memmove(q, p, length);
+      }
+      p += length;
+      q += length;
+      return;
+    }
+    if (moving) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q), block);
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 }  // namespace vmgate::json
@@ -90,30 +129,7 @@ inline void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ScanCopyUnescapedString
   (void)os;  // the same stream: RapidJSON parses in place through one stream
   char* p = is.src_;
   char* q = is.dst_;
-  const bool moving = p != q;
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i below_0x20 = _mm_set1_epi8(0x1F);
-  for (;; p += 16, q += 16) {
-    const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const auto special = static_cast<unsigned>(
-        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash))));
-    const auto control =
-        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(block, below_0x20), below_0x20)));
-    const unsigned stop = special | control;
-    if (stop != 0) {
-      const auto length = static_cast<std::size_t>(__builtin_ctz(stop));
-      if (moving) {
-        std::memmove(q, p, length);
-      }
-      p += length;
-      q += length;
-      break;
-    }
-    if (moving) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q), block);
-    }
-  }
+  vmgate::json::copy_plain_run<false>(p, q);
   is.src_ = p;
   is.dst_ = q;
 }
@@ -568,34 +584,10 @@ class CheckingHandler {
 // error), keeps no paths, and takes about 48 000.
 
 #if defined(RAPIDJSON_SSE2)
-// Moves `p` (and the write position `q`, copying the bytes down once an escape has shortened the
-// string) over a string's run of printable ASCII: up to the next '"', '\\', control character or
-// byte above 0x7F, 16 bytes at a time. The unaligned loads may read up to 15 bytes past the
-// terminating NUL: parse_json_in_place keeps them inside the buffer's allocation.
+// Moves `p` (and the write position `q`) over a string's run of printable ASCII: up to the next
+// '"', '\\', control character or byte above 0x7F (copy_plain_run).
 inline void skip_plain_run(char*& p, char*& q) {
-  const bool moving = p != q;
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i space = _mm_set1_epi8(0x20);
-  for (;; p += 16, q += 16) {
-    const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // As signed bytes, both the control characters and the bytes above 0x7F are below 0x20.
-    const __m128i stops = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash)),
-                                       _mm_cmplt_epi8(block, space));
-    const auto stop = static_cast<unsigned>(_mm_movemask_epi8(stops));
-    if (stop != 0) {
-      const auto length = static_cast<std::size_t>(__builtin_ctz(stop));
-      if (moving) {
-        std::memmove(q, p, length);
-      }
-      p += length;
-      q += length;
-      return;
-    }
-    if (moving) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q), block);
-    }
-  }
+  copy_plain_run<true>(p, q);
 }
 #else
 inline void skip_plain_run(char*& p, char*& q) {
@@ -608,39 +600,6 @@ inline void skip_plain_run(char*& p, char*& q) {
   }
 }
 #endif
-
-// The length of the UTF-8 sequence at `p` (its lead byte above 0x7F), or 0 when it is not valid:
-// common::first_invalid_utf8's rule (Unicode Table 3-7). Bytes are read in order and the first
-// wrong one ends the check, so the terminating NUL stops it at the end of the input.
-inline std::size_t utf8_sequence_length(const char* p) {
-  const auto byte = [p](std::size_t i) { return static_cast<unsigned char>(p[i]); };
-  const unsigned lead = byte(0);
-  std::size_t length = 0;
-  unsigned low = 0x80;
-  unsigned high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    low = lead == 0xE0 ? 0xA0 : 0x80;
-    high = lead == 0xED ? 0x9F : 0xBF;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    low = lead == 0xF0 ? 0x90 : 0x80;
-    high = lead == 0xF4 ? 0x8F : 0xBF;
-  } else {
-    return 0;
-  }
-  if (byte(1) < low || byte(1) > high) {
-    return 0;
-  }
-  for (std::size_t i = 2; i < length; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xBF) {
-      return 0;
-    }
-  }
-  return length;
-}
 
 // The four hex digits of a \u escape at `p`, or nullopt (read in order: the NUL stops them).
 inline std::optional<unsigned> hex4(const char* p) {
@@ -862,7 +821,11 @@ class SinglePassDecoder {
       return unescape(p, q);
     }
     if (c > 0x7F) {
-      const std::size_t length = utf8_sequence_length(p);
+      // The NUL after the input ends the check there: the bytes are read in order and the
+      // first one that is not a continuation byte stops it.
+      constexpr std::size_t longest_sequence = 4;
+      const std::size_t length =
+          common::utf8_sequence_length(reinterpret_cast<const unsigned char*>(p), longest_sequence);
       for (std::size_t i = 0; i < length; ++i) {
         *q++ = *p++;
       }

@@ -30,29 +30,9 @@ std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
       ++at;
       continue;
     }
-    std::size_t length = 0;
-    unsigned low = 0x80;  // the range of the first continuation byte (Unicode Table 3-7)
-    unsigned high = 0xBF;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      low = lead == 0xE0 ? 0xA0 : 0x80;
-      high = lead == 0xED ? 0x9F : 0xBF;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      low = lead == 0xF0 ? 0x90 : 0x80;
-      high = lead == 0xF4 ? 0x8F : 0xBF;
-    } else {
+    const std::size_t length = utf8_sequence_length(bytes + at, size - at);
+    if (length == 0) {
       return at;
-    }
-    if (at + length > size || bytes[at + 1] < low || bytes[at + 1] > high) {
-      return at;
-    }
-    for (std::size_t i = 2; i < length; ++i) {
-      if (bytes[at + i] < 0x80 || bytes[at + i] > 0xBF) {
-        return at;
-      }
     }
     at += length;
   }
