@@ -36,6 +36,8 @@ class LogLine {
  private:
   void key(std::string_view name);
 
+  static constexpr std::size_t typical_line_bytes = 512;
+
   std::string line_;
   json::StringSink sink_{line_};
   rapidjson::Writer<json::StringSink> writer_{sink_};
