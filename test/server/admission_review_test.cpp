@@ -274,8 +274,9 @@ TEST(AdmissionReviewResponse, UidWithEachSpecialCharacterAtEachOffsetIsEchoedAsV
     for (std::size_t offset = 0; offset < 40; ++offset) {
       const std::string uid = std::string(offset, 'x') + special + std::string(offset % 19, 'y');
       json::Document request;
-      request.Parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{)"
-                    R"("operation":"DELETE","resource":{"group":"kubevirt.io","version":"v1","resource":"virtualmachines"}}})");
+      request.Parse(
+          R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{)"
+          R"("operation":"DELETE","resource":{"group":"kubevirt.io","version":"v1","resource":"virtualmachines"}}})");
       json::set(*json::find(request, "request"), "uid", json::make_string(uid, request.GetAllocator()),
                 request.GetAllocator());
       const HttpAnswer answer = call(Endpoint::vm_validate, dump(request));

@@ -571,7 +571,7 @@ class TreeChecker {
   struct Node {
     unsigned types = any_type;
     std::vector<Property> properties;
-    NameTable property_names;       // positions in `properties`
+    NameTable property_names;        // positions in `properties`
     std::uint64_t all_required = 0;  // one bit per required property
     std::unique_ptr<Node> items;
     std::unique_ptr<Node> additional;

@@ -80,27 +80,28 @@ TEST(KnownFields, MembersAddedAfterV17AreUnknownAtV17) {
 // order the API lists them, then the members' own; every one of a definition's properties is
 // known, a name that differs in one byte is not.
 TEST(KnownFields, EveryMemberOfADefinitionIsKnownNearMissesAreNot) {
-  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance, R"({"spec": {"domain": {"devices": {}},
+  EXPECT_EQ(
+      messages(KnownFieldsKind::virtual_machine_instance, R"({"spec": {"domain": {"devices": {}},
       "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": "k", "operator": "In", "values": ["a"]}, {"values": [], "kez": "k"}]}]},
         "requiredDuringSchedulingIgnoredDuringExecutioN": {}, "preferredDuringSchedulingIgnoredDuringExecution": []}},
       "readinessProbe": {"httpGet": {"path": "/", "httpHeaders": [{"nam": "a", "": "b"}], "port": 80}},
       "terminationGracePeriodSeconds": 1, "terminationGracePeriodSecond": 1, "hostname": "h", "Hostname": "h"}})"),
-            (Messages{
-                "spec.terminationGracePeriodSecond in body is a forbidden property",
-                "spec.Hostname in body is a forbidden property",
-                "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecutioN in body is a forbidden property",
-                "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms."
-                "matchExpressions.kez in body is a forbidden property",
-                "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms."
-                "matchExpressions.key in body is required",
-                "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms."
-                "matchExpressions.operator in body is required",
-                "spec.readinessProbe.httpGet.httpHeaders.nam in body is a forbidden property",
-                "spec.readinessProbe.httpGet.httpHeaders. in body is a forbidden property",
-                "spec.readinessProbe.httpGet.httpHeaders.name in body is required",
-                "spec.readinessProbe.httpGet.httpHeaders.value in body is required",
-            }));
+      (Messages{
+          "spec.terminationGracePeriodSecond in body is a forbidden property",
+          "spec.Hostname in body is a forbidden property",
+          "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecutioN in body is a forbidden property",
+          "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms."
+          "matchExpressions.kez in body is a forbidden property",
+          "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms."
+          "matchExpressions.key in body is required",
+          "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms."
+          "matchExpressions.operator in body is required",
+          "spec.readinessProbe.httpGet.httpHeaders.nam in body is a forbidden property",
+          "spec.readinessProbe.httpGet.httpHeaders. in body is a forbidden property",
+          "spec.readinessProbe.httpGet.httpHeaders.name in body is required",
+          "spec.readinessProbe.httpGet.httpHeaders.value in body is required",
+      }));
 }
 
 TEST(KnownFields, ListItemsAndMapValuesAreFollowedMapKeysAreFree) {
@@ -145,12 +146,12 @@ TEST(KnownFields, ARequiredMemberGivenAsNullIsMissing) {
             Messages{"spec.domain.devices.disks.name in body is required"});
   // A member given twice (KubeVirt's decoder keeps one, the API server's JSON reader the last;
   // objects reach vmgate without duplicates): the first decides, as for any lookup by name.
-  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance,
-                     R"({"spec": {"domain": {"devices": null, "devices": {}}}})"),
-            Messages{"spec.domain.devices in body is required"});
-  EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance,
-                     R"({"spec": {"domain": {"devices": {}, "devices": null}}})"),
-            Messages{});
+  EXPECT_EQ(
+      messages(KnownFieldsKind::virtual_machine_instance, R"({"spec": {"domain": {"devices": null, "devices": {}}}})"),
+      Messages{"spec.domain.devices in body is required"});
+  EXPECT_EQ(
+      messages(KnownFieldsKind::virtual_machine_instance, R"({"spec": {"domain": {"devices": {}, "devices": null}}})"),
+      Messages{});
   // An optional member given as null is simply unset.
   EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance,
                      R"({"spec": {"domain": {"devices": {"disks": null}, "cpu": null}, "volumes": null}})"),

@@ -100,7 +100,7 @@ inline const char* plain_run_end(const char* begin, const char* end) {
 // RapidJSON's generic version copies one character per call.
 template <>
 inline bool rapidjson::Writer<vmgate::json::StringSink>::ScanWriteUnescapedString(StringStream& is,
-                                                                                 std::size_t length) {
+                                                                                  std::size_t length) {
   const char* const start = is.src_;
   const char* const end = is.head_ + length;
   const char* const stop = vmgate::json::plain_run_end(start, end);

@@ -64,8 +64,9 @@ class NameTable {
         return absent;
       }
       if (candidate.sample.same_as(sample) &&
-          (name.size() <= Sample::covered || std::memcmp(candidate.name.data() + Sample::edge, name.data() + Sample::edge,
-                                                         name.size() - Sample::covered) == 0)) {
+          (name.size() <= Sample::covered ||
+           std::memcmp(candidate.name.data() + Sample::edge, name.data() + Sample::edge,
+                       name.size() - Sample::covered) == 0)) {
         return candidate.position;
       }
     }
