@@ -147,9 +147,15 @@ struct ApiConnection::Impl {
   struct timespec token_stamp {};
   std::string token_from_file;
 
-  // Runs the io_context until the started operation completes.
+  // Runs the io_context until the started operation completes. cancel() sets the flag before it
+  // posts the cancellation, so a cancellation whose handler already ran while nothing of this
+  // step was pending (during a resolve, or between two steps) is seen here instead of being lost
+  // and leaving the step to its deadline (a hanging watch: 30 s).
   void run() {
     io.restart();
+    if (cancelled.load() && stream) {
+      beast::get_lowest_layer(*stream).cancel();
+    }
     io.run();
   }
 
