@@ -11,6 +11,7 @@
 #endif
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <limits>
 #include <system_error>
@@ -646,7 +647,11 @@ class SinglePassDecoder {
  public:
   // `text`: the body's copy, with a NUL at text[size] and 15 readable bytes after it.
   SinglePassDecoder(char* text, std::size_t size, std::size_t max_depth)
-      : p_(text), end_(text + size), max_depth_(max_depth) {}
+      : p_(text), end_(text + size), max_depth_(max_depth) {
+    // Room for a Kubernetes object's nesting and open keys at once rather than by doubling.
+    frames_.reserve(16);
+    keys_.reserve(64);
+  }
 
   /// Feeds `document` the events of the whole input; false when the decoder declines it (the
   /// document is then to be thrown away, and the text has been partly overwritten).
@@ -760,10 +765,11 @@ class SinglePassDecoder {
       return false;
     }
     Frame& frame = frames_[depth_ - 1];
-    if (is_duplicate(frame, key)) {
+    const KeyName name{key, head_of(key)};
+    if (is_duplicate(frame, name)) {
       return false;
     }
-    keys_.push_back(key);
+    keys_.push_back(name);
     ++frame.count;
     document.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()), false);
     skip_whitespace();
@@ -775,21 +781,47 @@ class SinglePassDecoder {
     return true;
   }
 
-  bool is_duplicate(Frame& frame, std::string_view key) {
+  // A key and its first (up to) eight bytes: two keys of an object mostly differ there, so the
+  // linear scan compares one word and calls memcmp only for keys longer than that.
+  struct KeyName {
+    std::string_view text;
+    std::uint64_t head;
+  };
+
+  // The key's first min(size, 8) bytes, the rest zero. Reads eight bytes from its start: a key
+  // starts inside the text, which is followed by a NUL and 15 readable bytes.
+  static std::uint64_t head_of(std::string_view key) {
+    static_assert(std::endian::native == std::endian::little, "the mask keeps the low bytes");
+    std::uint64_t word = 0;
+    std::memcpy(&word, key.data(), sizeof(word));
+    if (key.size() < sizeof(word)) {
+      word &= (std::uint64_t{1} << (8 * key.size())) - 1;  // little-endian: the first bytes are low
+    }
+    return word;
+  }
+
+  bool is_duplicate(Frame& frame, const KeyName& key) {
     const std::size_t count = keys_.size() - frame.first_key;
     if (count < linear_keys) {
       for (std::size_t index = frame.first_key; index < keys_.size(); ++index) {
-        if (keys_[index] == key) {
+        const KeyName& earlier = keys_[index];
+        if (earlier.head == key.head && earlier.text.size() == key.text.size() &&
+            (key.text.size() <= sizeof(key.head) ||
+             std::memcmp(earlier.text.data() + sizeof(key.head), key.text.data() + sizeof(key.head),
+                         key.text.size() - sizeof(key.head)) == 0)) {
           return true;
         }
       }
       return false;
     }
     if (!frame.many) {
-      frame.many = std::make_unique<std::unordered_set<std::string_view>>(
-          keys_.begin() + static_cast<std::ptrdiff_t>(frame.first_key), keys_.end());
+      frame.many = std::make_unique<std::unordered_set<std::string_view>>();
+      frame.many->reserve(2 * linear_keys);
+      for (std::size_t index = frame.first_key; index < keys_.size(); ++index) {
+        frame.many->insert(keys_[index].text);
+      }
     }
-    return !frame.many->insert(key).second;
+    return !frame.many->insert(key.text).second;
   }
 
   // A string's characters from p_ (after the opening quote) unescaped in place, as RapidJSON's
@@ -986,7 +1018,7 @@ class SinglePassDecoder {
   std::size_t max_depth_;
   std::size_t depth_ = 0;
   std::vector<Frame> frames_;
-  std::vector<std::string_view> keys_;  // the names of the open objects' members so far, in place
+  std::vector<KeyName> keys_;  // the names of the open objects' members so far, in place
 };
 
 // Duplicate keys among the members of `object`, the second occurrence in member order.

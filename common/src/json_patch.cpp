@@ -1,6 +1,9 @@
 #include "vmgate/common/json_patch.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +22,17 @@ namespace {
 // original, which shares the original's decoded strings, so most compares need no byte compare.
 bool same_text(std::string_view a, std::string_view b) {
   return a.size() == b.size() && (a.data() == b.data() || a == b);
+}
+
+// Whether two members (or values) are the same bits: the same scalar, or a string or container
+// at the same address, so equal without looking further. Most of a mutated copy is: json::copy
+// shares its original's strings, and its scalars are copied bit for bit. Bits that differ say
+// nothing (a container copied elsewhere, a short string with other padding): compared the long way.
+// No byte read is indeterminate: every RapidJSON value constructor zero-fills its 16 bytes first.
+template <typename T>
+bool same_bits(const T& a, const T& b) {
+  static_assert(sizeof(Value) == 16, "a RapidJSON value is 16 bytes with no padding");
+  return std::memcmp(&a, &b, sizeof(T)) == 0;  // NOLINT(bugprone-suspicious-memory-comparison): see above
 }
 
 // Member lookup by key. json::find is a linear scan, which makes a per-key diff of two large
@@ -80,6 +94,9 @@ class Differ {
     std::optional<MemberIndex> to_index;
     for (rapidjson::SizeType i = 0; i < from_count; ++i) {
       const auto member = from.MemberBegin() + i;
+      if (i < to_count && same_bits(*member, *(to.MemberBegin() + i))) {
+        continue;
+      }
       const std::string_view key = as_view(member->name);
       const Value* target = nullptr;
       if (i < to_count && same_text(as_view((to.MemberBegin() + i)->name), key)) {
@@ -126,6 +143,9 @@ class Differ {
   void array(const Value& from, const Value& to) {
     const rapidjson::SizeType common = std::min(from.Size(), to.Size());
     for (rapidjson::SizeType i = 0; i < common; ++i) {
+      if (same_bits(from[i], to[i])) {
+        continue;
+      }
       segments_.push_back(Segment{{}, i, true});
       value(from[i], to[i]);
       segments_.pop_back();
@@ -153,23 +173,27 @@ class Differ {
     bool is_index;
   };
 
-  [[nodiscard]] std::string pointer() const {
-    std::string path;
+  // Into one buffer the Differ keeps: no allocation per operation.
+  [[nodiscard]] std::string_view pointer() {
+    std::string& path = pointer_;
+    path.clear();
     for (const Segment& segment : segments_) {
       path += '/';
       if (segment.is_index) {
-        path += std::to_string(segment.index);
+        char digits[16];
+        path.append(digits, std::to_chars(digits, digits + sizeof(digits), segment.index).ptr);
         continue;
       }
-      for (char c : segment.key) {
-        if (c == '~') {
-          path += "~0";
-        } else if (c == '/') {
-          path += "~1";
-        } else {
-          path += c;
+      const std::string_view key = segment.key;
+      std::size_t run = 0;  // the start of the characters not yet appended
+      for (std::size_t i = 0; i < key.size(); ++i) {
+        if (key[i] == '~' || key[i] == '/') {
+          path.append(key.data() + run, i - run);
+          path += key[i] == '~' ? "~0" : "~1";
+          run = i + 1;
         }
       }
+      path.append(key.data() + run, key.size() - run);
     }
     return path;
   }
@@ -187,6 +211,7 @@ class Differ {
   Document& patch_;
   Allocator& allocator_;
   std::vector<Segment> segments_;
+  std::string pointer_;
 };
 
 }  // namespace

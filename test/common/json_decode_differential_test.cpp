@@ -367,6 +367,15 @@ TEST(JsonDecodeDifferential, DuplicateKeys) {
                                   "{\"a\\u0000\":1,\"a\":2}"s, "{\"a\\u0000\":1,\"a\\u0000\":2}"s}) {
     compare(text, tally);
   }
+  // Keys compared by their first eight bytes, then the rest: equal and unequal on either side of
+  // that boundary, written plainly and escaped.
+  for (const std::string& text :
+       {R"({"abcdefgh":1,"abcdefgh":2})"s, R"({"abcdefgh":1,"abcdefgi":2})"s, R"({"abcdefg":1,"abcdefgh":2})"s,
+        R"({"abcdefghX":1,"abcdefghY":2})"s, R"({"abcdefghXYZ":1,"abcdefghXYZ":2})"s,
+        R"({"abcdefghXYZ":1,"abcdefghXY":2})"s, R"({"abcdefghXYZ":1,"abcdefghXYZ":2})"s,
+        R"({"xbcdefghXYZ":1,"abcdefghXYZ":2})"s, R"({"spec.template.spec.domain":1,"spec.template.spec.domaiN":2})"s}) {
+    compare(text, tally);
+  }
   EXPECT_GT(tally.accepted, 100U);
   EXPECT_GT(tally.refused, 100U);
 }

@@ -1,7 +1,15 @@
 // json::StringSink and its Writer's 16-byte string scan.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
 #include <random>
+#include <sstream>
+#include <vector>
 #include <string>
 
 #include "vmgate/common/json.hpp"
@@ -44,6 +52,20 @@ TEST(JsonWriter, EveryByteAtEveryOffsetIsWrittenAsTheCharacterByCharacterWriterW
   }
 }
 
+TEST(JsonWriter, AppendQuotedWritesEveryByteAtEveryOffsetAsTheWriterDoes) {
+  for (int byte = 0; byte < 256; ++byte) {
+    for (std::size_t offset = 0; offset < 48; ++offset) {
+      const std::string text = std::string(offset, 'a') + static_cast<char>(byte) + std::string(offset % 21, 'b');
+      std::string written = "held,";
+      json::append_quoted(written, text);
+      ASSERT_EQ(written, "held," + char_by_char(string_document(text))) << "byte " << byte << " at " << offset;
+    }
+  }
+  std::string empty;
+  json::append_quoted(empty, std::string_view());
+  EXPECT_EQ(empty, R"("")");
+}
+
 TEST(JsonWriter, ControlCharactersPastTheFirst16BytesAreEscaped) {
   // RapidJSON 1.1.0's Writer<StringBuffer> with SSE2 writes these raw: invalid JSON.
   for (char control = 0x1A; control <= 0x1F; ++control) {
@@ -78,6 +100,72 @@ TEST(JsonWriter, RandomStringsRoundTripThroughTheStrictDecoder) {
     ASSERT_TRUE(decoded.ok()) << decoded.error().message;
     EXPECT_EQ(json::as_view(*decoded), text);
   }
+}
+
+// Every JSON file of the repository's fixtures and of the shared data beside it.
+std::vector<std::filesystem::path> repository_json_files() {
+  std::vector<std::filesystem::path> files;
+  for (const std::filesystem::path& root :
+       {std::filesystem::path(VMGATE_SOURCE_DIR) / "test/fixtures", std::filesystem::path(VMGATE_SHARED_DIR)}) {
+    if (!std::filesystem::exists(root)) {
+      continue;
+    }
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".json") {
+        files.push_back(entry.path());
+      }
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(JsonWriter, DocumentsAreWrittenAsTheCharacterByCharacterWriterWritesThem) {
+  std::size_t compared = 0;
+  for (const std::filesystem::path& file : repository_json_files()) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream content;
+    content << in.rdbuf();
+    Result<json::Document, json::DecodeError> decoded = json::parse_json(content.str());
+    if (!decoded) {
+      continue;  // refusals are fixtures too
+    }
+    ASSERT_EQ(json::to_string(*decoded), char_by_char(*decoded)) << file;
+    std::string appended = "[1,";
+    json::append_text(appended, *decoded);
+    ASSERT_EQ(appended, "[1," + char_by_char(*decoded)) << file;
+    ++compared;
+  }
+  EXPECT_GT(compared, 500U);
+}
+
+TEST(JsonWriter, NumbersAreWrittenAsTheWriterWritesThem) {
+  json::Document document(rapidjson::kArrayType);
+  json::Allocator& allocator = document.GetAllocator();
+  for (const std::int64_t edge :
+       {std::numeric_limits<std::int64_t>::min(), std::int64_t{-2147483649LL}, std::int64_t{-2147483648LL},
+        std::int64_t{-1}, std::int64_t{0}, std::int64_t{1}, std::int64_t{2147483647}, std::int64_t{4294967295LL},
+        std::int64_t{4294967296LL}, std::numeric_limits<std::int64_t>::max()}) {
+    document.PushBack(json::Value(edge), allocator);
+  }
+  document.PushBack(json::Value(std::numeric_limits<std::uint64_t>::max()), allocator);
+  document.PushBack(json::Value(std::uint64_t{9223372036854775808ULL}), allocator);
+  for (const double edge : {0.0, -0.0, 1.0, -1.5, 0.1, 1e-7, 1e21, 1e22, 123456789012345678.0, 5e-324,
+                            std::numeric_limits<double>::max(), std::numeric_limits<double>::min()}) {
+    document.PushBack(json::Value(edge), allocator);
+  }
+  std::mt19937_64 random(20261128);
+  for (int round = 0; round < 20000; ++round) {
+    const std::uint64_t bits = random();
+    double number = 0;
+    std::memcpy(&number, &bits, sizeof(number));
+    if (std::isfinite(number)) {
+      document.PushBack(json::Value(number), allocator);
+    }
+    document.PushBack(json::Value(static_cast<std::int64_t>(bits)), allocator);
+    document.PushBack(json::Value(static_cast<double>(static_cast<std::int32_t>(bits)) / 1000.0), allocator);
+  }
+  EXPECT_EQ(json::to_string(document), char_by_char(document));
 }
 
 TEST(JsonWriter, PlainRunEndsAtTheFirstCharacterThatNeedsAnEscape) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "vmgate/admission/validation/dns1123.hpp"
+#include "vmgate/common/json_writer.hpp"
 
 namespace vmgate::node {
 namespace {
@@ -52,30 +53,11 @@ std::optional<std::vector<std::string_view>> components(std::string_view path) {
   }
 }
 
-void append_json_string(std::string& out, std::string_view text) {
-  static constexpr char hex[] = "0123456789abcdef";
-  out += '"';
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (byte < 0x20) {
-      out += "\\u00";
-      out += hex[byte >> 4U];
-      out += hex[byte & 0xFU];
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-}
-
 }  // namespace
 
 std::string message_body(std::string_view message) {
   std::string body = R"({"message":)";
-  append_json_string(body, message);
+  json::append_quoted(body, message);
   return body + "}";
 }
 

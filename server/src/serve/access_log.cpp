@@ -19,7 +19,7 @@ std::string admission_line(std::chrono::system_clock::time_point now, webhook::E
                         : summary.allowed ? "allowed"
                                           : "denied")
       .integer("code", summary.code)
-      .number("latency_ms", static_cast<double>(latency.count()) / 1e6);
+      .milliseconds("latency_ms", latency);
   if (refused) {
     line.text("error", summary.error);
   }

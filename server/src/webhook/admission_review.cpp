@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <exception>
 #include <limits>
@@ -29,30 +30,37 @@ constexpr std::string_view kKind = "AdmissionReview";
 
 // ---------------------------------------------------------------- writing
 
-// The answer is written straight into its std::string (json::StringSink).
-using StringSink = json::StringSink;
-using Writer = rapidjson::Writer<StringSink>;
+// The members of one JSON object, written in order straight into the answer's string, each
+// string escaped as RapidJSON's Writer escapes it (json::append_quoted).
+class ObjectText {
+ public:
+  explicit ObjectText(std::string& out) : out_(out) { out_ += '{'; }
+  ObjectText(const ObjectText&) = delete;
+  ObjectText& operator=(const ObjectText&) = delete;
 
-// The Writer's stack of open containers allocates through this on its first push. Given one,
-// the Writer skips the heap allocation of its own CrtAllocator.
-using WriterStackAllocator = rapidjson::CrtAllocator;
+  /// Writes the member's name and ':'; the caller writes its value into the returned string.
+  std::string& key(std::string_view name) {
+    if (!first_) {
+      out_ += ',';
+    }
+    first_ = false;
+    json::append_quoted(out_, name);
+    out_ += ':';
+    return out_;
+  }
+  void text(std::string_view name, std::string_view value) { json::append_quoted(key(name), value); }
+  void integer(std::string_view name, int value) {
+    std::string& out = key(name);
+    char digits[16];
+    out.append(digits, std::to_chars(digits, digits + sizeof(digits), value).ptr);
+  }
+  void boolean(std::string_view name, bool value) { key(name) += value ? "true" : "false"; }
+  void close() { out_ += '}'; }
 
-void write_string(Writer& writer, std::string_view text) {
-  // RapidJSON lengths are 32-bit; every string written here is bounded by the request body
-  // (the transport caps it at 8 MiB) or is vmgate's own text.
-  const std::size_t length = std::min<std::size_t>(text.size(), std::numeric_limits<rapidjson::SizeType>::max());
-  writer.String(text.data(), static_cast<rapidjson::SizeType>(length));
-}
-
-void write_member(Writer& writer, std::string_view key, std::string_view value) {
-  write_string(writer, key);
-  write_string(writer, value);
-}
-
-void write_member(Writer& writer, std::string_view key, int value) {
-  write_string(writer, key);
-  writer.Int(value);
-}
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
 
 // A value from the request as a JSON string literal for a message: quotes and control
 // characters escaped, at most 64 bytes (cut on a UTF-8 boundary) so that an error never echoes
@@ -69,10 +77,7 @@ std::string quoted(std::string_view text) {
     cut = true;
   }
   std::string out;
-  StringSink sink(out);
-  Writer writer(sink);
-  write_string(writer, text);
-  sink.finish();
+  json::append_quoted(out, text);
   if (cut) {
     out.insert(out.size() - 1, "...");
   }
@@ -82,100 +87,82 @@ std::string quoted(std::string_view text) {
 std::string encode_status(int code, std::string_view message) {
   std::string out;
   out.reserve(96 + message.size());
-  StringSink sink(out);
-  Writer writer(sink);
-  writer.StartObject();
-  write_member(writer, "kind", "Status");
-  write_member(writer, "apiVersion", "v1");
-  write_member(writer, "status", "Failure");
-  write_member(writer, "message", message);
-  write_member(writer, "code", code);
-  writer.EndObject();
-  sink.finish();
-  return out;
-}
-
-// The patch as JSON text, byte for byte what json::to_string writes (the same Writer and flags),
-// without RapidJSON's StringBuffer in between.
-std::string patch_json(const json::Value& patch, WriterStackAllocator& stack_allocator) {
-  std::string out;
-  out.reserve(1024);
-  StringSink sink(out);
-  Writer writer(sink, &stack_allocator);
-  patch.Accept(writer);
-  sink.finish();
+  ObjectText status(out);
+  status.text("kind", "Status");
+  status.text("apiVersion", "v1");
+  status.text("status", "Failure");
+  status.text("message", message);
+  status.integer("code", code);
+  status.close();
   return out;
 }
 
 // k8s.io/api/admission/v1 AdmissionResponse, members in the Go struct's order; metav1.Status
 // and StatusCause members that Go marks omitempty are left out when empty. `patch` (JSON text,
 // nullptr when there is none) is written base64-encoded.
-std::string encode_review(std::string_view uid, const admission::Verdict& verdict, const std::string* patch,
-                          WriterStackAllocator& stack_allocator) {
+std::string encode_review(std::string_view uid, const admission::Verdict& verdict, const std::string* patch) {
   const std::size_t patch_size = patch != nullptr ? common::base64_encoded_size(patch->size()) : 0;
   std::string out;
   out.reserve(160 + uid.size() + patch_size + verdict.message.size());
-  StringSink sink(out);
-  Writer writer(sink, &stack_allocator);
-  writer.StartObject();
-  write_member(writer, "apiVersion", kApiVersion);
-  write_member(writer, "kind", kKind);
-  write_string(writer, "response");
-  writer.StartObject();
-  write_member(writer, "uid", uid);
-  write_string(writer, "allowed");
-  writer.Bool(verdict.allowed);
+  ObjectText review(out);
+  review.text("apiVersion", kApiVersion);
+  review.text("kind", kKind);
+  ObjectText response(review.key("response"));
+  response.text("uid", uid);
+  response.boolean("allowed", verdict.allowed);
   if (!verdict.allowed) {
-    write_string(writer, "status");
-    writer.StartObject();
-    write_member(writer, "code", verdict.code);
+    ObjectText status(response.key("status"));
+    status.integer("code", verdict.code);
     if (!verdict.reason.empty()) {
-      write_member(writer, "reason", verdict.reason);
+      status.text("reason", verdict.reason);
     }
-    write_member(writer, "message", verdict.message);
+    status.text("message", verdict.message);
     if (!verdict.causes.empty()) {
-      write_string(writer, "details");
-      writer.StartObject();
-      write_string(writer, "causes");
-      writer.StartArray();
+      ObjectText details(status.key("details"));
+      std::string& causes = details.key("causes");
+      causes += '[';
       for (const admission::FieldError& cause : verdict.causes) {
-        writer.StartObject();
+        if (&cause != &verdict.causes.front()) {
+          causes += ',';
+        }
+        ObjectText item(causes);
         if (cause.type != admission::CauseType::none) {  // metav1.StatusCause: omitempty
-          write_member(writer, "type", admission::to_string(cause.type));
+          item.text("type", admission::to_string(cause.type));
         }
         if (!cause.field.empty()) {
-          write_member(writer, "field", cause.field);
+          item.text("field", cause.field);
         }
-        write_member(writer, "message", cause.message);
-        writer.EndObject();
+        item.text("message", cause.message);
+        item.close();
       }
-      writer.EndArray();
-      writer.EndObject();
+      causes += ']';
+      details.close();
     }
-    writer.EndObject();
+    status.close();
   }
   if (patch != nullptr) {
-    // Base64 needs no escaping: encoded straight into the answer rather than into a string of
-    // its own and then checked byte by byte. An empty raw value makes the Writer put the ':'
-    // (and count the value, for the ',' before the next member); the literal follows it.
-    write_string(writer, "patch");
-    writer.RawValue("", 0, rapidjson::kStringType);
-    sink.Put('"');
-    common::base64_encode_into(*patch, sink.take(patch_size));
-    sink.Put('"');
-    write_member(writer, "patchType", "JSONPatch");
+    // Base64 needs no escaping: encoded straight into the answer.
+    std::string& text = response.key("patch");
+    text += '"';
+    const std::size_t at = text.size();
+    text.resize(at + patch_size);
+    common::base64_encode_into(*patch, std::span<char>(text.data() + at, patch_size));
+    text += '"';
+    response.text("patchType", "JSONPatch");
   }
   if (!verdict.warnings.empty()) {
-    write_string(writer, "warnings");
-    writer.StartArray();
+    std::string& warnings = response.key("warnings");
+    warnings += '[';
     for (const std::string& warning : verdict.warnings) {
-      write_string(writer, warning);
+      if (&warning != &verdict.warnings.front()) {
+        warnings += ',';
+      }
+      json::append_quoted(warnings, warning);
     }
-    writer.EndArray();
+    warnings += ']';
   }
-  writer.EndObject();
-  writer.EndObject();
-  sink.finish();
+  response.close();
+  review.close();
   return out;
 }
 
@@ -419,7 +406,6 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
       resource == admission::Resource::virtual_machine ? "virtualmachines" : "virtualmachineinstances";
   admission::Verdict verdict;
   std::optional<std::string> patch;  // JSON text
-  WriterStackAllocator stack_allocator;
   if (!resource_matches(request, resource_name)) {
     verdict = admission::Verdict::bad_request("expect resource to be '" + std::string(resource_name) + "'");
   } else if (request.object != nullptr) {  // CREATE and UPDATE; DELETE and CONNECT are allowed as they are
@@ -442,7 +428,7 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
       admission::MutationOutcome mutation = pipeline.mutate(stage, cluster);
       verdict = std::move(mutation.verdict);
       if (verdict.allowed && mutation.patch.IsArray() && !mutation.patch.Empty()) {
-        patch = patch_json(mutation.patch, stack_allocator);
+        patch = json::to_string(mutation.patch);
       }
     } else {
       verdict = pipeline.validate(stage, cluster);
@@ -450,8 +436,7 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
   }
   summary.allowed = verdict.allowed;
   summary.code = verdict.allowed ? 200 : verdict.code;
-  HttpAnswer answer{200, "application/json",
-                    encode_review(request.uid, verdict, patch ? &*patch : nullptr, stack_allocator)};
+  HttpAnswer answer{200, "application/json", encode_review(request.uid, verdict, patch ? &*patch : nullptr)};
   return ReviewResult{std::move(answer), std::move(summary)};
 }
 

@@ -103,7 +103,7 @@ TEST(SubresourceRequest, TheLaunchersAnswerInHttp) {
 }
 
 TEST(SubresourceRequest, MessageBodyIsJson) {
-  EXPECT_EQ(message_body("a\"b\\c\n\x01"), R"({"message":"a\"b\\c\u000a\u0001"})");
+  EXPECT_EQ(message_body("a\"b\\c\n\x01"), R"({"message":"a\"b\\c\n\u0001"})");
 }
 
 }  // namespace

@@ -81,8 +81,10 @@ inline std::string_view as_view(const Value& string_value) {
 /// "an array", "an object".
 std::string_view type_name(const Value& value);
 
-/// Compact serialisation (RapidJSON's Writer; UTF-8 passes through).
+/// Compact serialisation, byte for byte as RapidJSON's Writer writes it (UTF-8 passes through).
 std::string to_string(const Value& value);
+/// The same text appended to `out`.
+void append_text(std::string& out, const Value& value);
 
 /// Deep equality (object members compared by key, independent of order).
 bool equal(const Value& a, const Value& b);

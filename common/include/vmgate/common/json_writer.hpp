@@ -12,6 +12,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <string_view>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -91,6 +92,53 @@ inline const char* plain_run_end(const char* begin, const char* end) {
     ++p;
   }
   return p;
+}
+
+/// Appends `text` as a JSON string, quotes included, byte for byte as RapidJSON's Writer writes
+/// it (\" \\ \b \f \n \r \t, other control characters as \u00XX, every other byte as it is):
+/// for text written without a Writer (kube::LogLine writes a line per admission).
+inline void append_quoted(std::string& out, std::string_view text) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  out += '"';
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  for (;;) {
+    const char* const stop = plain_run_end(p, end);
+    out.append(p, static_cast<std::size_t>(stop - p));
+    if (stop == end) {
+      break;
+    }
+    const auto c = static_cast<unsigned char>(*stop);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default: {
+        const char escape[] = {'\\', 'u', '0', '0', hex[c >> 4U], hex[c & 0xFU]};
+        out.append(escape, sizeof(escape));
+      }
+    }
+    p = stop + 1;
+  }
+  out += '"';
 }
 
 }  // namespace vmgate::json
