@@ -177,6 +177,30 @@ TEST(JsonWriter, PlainRunEndsAtTheFirstCharacterThatNeedsAnEscape) {
   EXPECT_EQ(json::plain_run_end(high.data(), high.data() + high.size()), high.data() + high.size());
 }
 
+TEST(JsonWriter, PlainRunEndFindsTheFirstEscapeAtEveryLengthAndPosition) {
+  // Every length through the 16-byte blocks, the overlapping tail and the 8-byte words, with
+  // fillers that border the special bytes' values.
+  for (const char filler : {'a', '\x20', '\x21', '\x7f', '\x80', '\xff', '\x5b', '\x23'}) {
+    for (std::size_t length = 0; length <= 40; ++length) {
+      for (std::size_t position = 0; position <= length; ++position) {
+        for (const char special : {'"', '\\', '\x00', '\x01', '\x1a', '\x1f'}) {
+          std::string text(length, filler);
+          if (position < length) {
+            text[position] = special;
+            if (position + 1 < length) {
+              text[length - 1] = special;  // a later one must not win
+            }
+          }
+          const char* stop = json::plain_run_end(text.data(), text.data() + text.size());
+          ASSERT_EQ(stop - text.data(), static_cast<std::ptrdiff_t>(position))
+              << "filler " << static_cast<int>(filler) << " length " << length << " special "
+              << static_cast<int>(special);
+        }
+      }
+    }
+  }
+}
+
 TEST(JsonWriter, SinkAppendsToWhatTheStringHeld) {
   std::string out = "prefix:";
   json::StringSink sink(out);

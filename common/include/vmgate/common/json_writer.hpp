@@ -9,6 +9,8 @@
 // specialisation below scans as fast, with the right bound.
 #include <algorithm>
 #include <cstddef>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
@@ -68,26 +70,53 @@ constexpr bool needs_escape(char c) {
   return static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\';
 }
 
-/// The bytes of [begin, end) before the first one that needs an escape: 16 at a time with SSE2.
+/// The bytes of [begin, end) before the first one that needs an escape: 16 at a time with SSE2,
+/// the last 16 of a longer run overlapping what was checked, shorter runs 8 at a time.
 inline const char* plain_run_end(const char* begin, const char* end) {
   const char* p = begin;
 #if defined(__SSE2__)
   const __m128i quote = _mm_set1_epi8('"');
   const __m128i backslash = _mm_set1_epi8('\\');
   const __m128i last_control = _mm_set1_epi8(0x1F);
-  while (end - p >= 16) {
-    const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  // A bit for each of the 16 bytes at `at` that needs an escape.
+  const auto special_bits = [&](const char* at) {
+    const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
     // Unsigned c <= 0x1F exactly when min(c, 0x1F) == c.
     const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(chunk, last_control), chunk);
     const __m128i special =
         _mm_or_si128(control, _mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash)));
-    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
-    if (mask != 0) {
+    return static_cast<unsigned>(_mm_movemask_epi8(special));
+  };
+  while (end - p >= 16) {
+    if (const unsigned mask = special_bits(p); mask != 0) {
       return p + __builtin_ctz(mask);
     }
     p += 16;
   }
+  if (p != end && end - begin >= 16) {
+    // The tail as the last 16 bytes of the text: those before p were checked already.
+    const char* const last = end - 16;
+    const unsigned mask = special_bits(last) >> static_cast<unsigned>(p - last);
+    return mask != 0 ? p + __builtin_ctz(mask) : end;
+  }
 #endif
+  // Eight bytes as one word (little-endian: the first byte lowest). Each test flags its lowest
+  // matching byte exactly (a borrow only runs upward from a byte that matched), and only the
+  // lowest flag is used.
+  static_assert(std::endian::native == std::endian::little, "the first byte is the lowest");
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  constexpr std::uint64_t highs = 0x8080808080808080ULL;
+  const auto zero_bytes = [](std::uint64_t word) { return (word - ones) & ~word & highs; };
+  while (end - p >= 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, p, sizeof(word));
+    const std::uint64_t flags =
+        ((word - 0x20 * ones) & ~word & highs) | zero_bytes(word ^ ('"' * ones)) | zero_bytes(word ^ ('\\' * ones));
+    if (flags != 0) {
+      return p + __builtin_ctzll(flags) / 8;
+    }
+    p += 8;
+  }
   while (p != end && !needs_escape(*p)) {
     ++p;
   }
