@@ -13,18 +13,19 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <initializer_list>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "support/json_test_support.hpp"
 
 namespace vmgate::json {
 namespace {
 
 using namespace std::string_literals;
+using vmgate::testing::JsonFile;
+using vmgate::testing::repository_json_files;
 
 // Every property of a value the two decoders could disagree on, as text: the type, a number's
 // kind (Int, Uint, Int64, Uint64, Double: RapidJSON's flags) and exact value, a string's bytes and
@@ -155,26 +156,6 @@ void compare(const std::string& text, Tally& tally, const DecodeLimits& limits =
   }
 }
 
-std::vector<std::string> repository_json() {
-  std::vector<std::string> texts;
-  for (const std::filesystem::path& root :
-       {std::filesystem::path(VMGATE_SOURCE_DIR) / "test/fixtures", std::filesystem::path(VMGATE_SHARED_DIR)}) {
-    if (!std::filesystem::exists(root)) {
-      continue;
-    }
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".json") {
-        std::ifstream in(entry.path(), std::ios::binary);
-        std::ostringstream content;
-        content << in.rdbuf();
-        texts.push_back(content.str());
-      }
-    }
-  }
-  std::sort(texts.begin(), texts.end());  // a stable order for failures to name
-  return texts;
-}
-
 // Truncations, byte replacements and duplicated members of `text`, at positions spread over it
 // (and near its start, where most structure is).
 std::vector<std::string> mutations(const std::string& text) {
@@ -213,10 +194,11 @@ std::vector<std::string> mutations(const std::string& text) {
 }
 
 TEST(JsonDecodeDifferential, RepositoryInputsAndTheirMutations) {
-  const std::vector<std::string> texts = repository_json();
-  ASSERT_GT(texts.size(), 100U);
+  const std::vector<JsonFile> files = repository_json_files();
+  ASSERT_GT(files.size(), 100U);
   Tally tally;
-  for (const std::string& text : texts) {
+  for (const JsonFile& file : files) {
+    const std::string& text = file.text;
     compare(text, tally);
     for (const std::string& mutated : mutations(text)) {
       compare(mutated, tally);
@@ -225,8 +207,8 @@ TEST(JsonDecodeDifferential, RepositoryInputsAndTheirMutations) {
       }
     }
   }
-  EXPECT_GT(tally.accepted, texts.size());  // every input, and the harmless mutations
-  EXPECT_GT(tally.refused, texts.size());
+  EXPECT_GT(tally.accepted, files.size());  // every input, and the harmless mutations
+  EXPECT_GT(tally.refused, files.size());
 }
 
 TEST(JsonDecodeDifferential, NumbersAtTheEdges) {

@@ -4,17 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <random>
-#include <sstream>
 #include <vector>
 #include <string>
 
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/json_decode.hpp"
 #include "vmgate/common/json_writer.hpp"
+#include "support/json_test_support.hpp"
 
 namespace vmgate::testing {
 namespace {
@@ -102,38 +100,17 @@ TEST(JsonWriter, RandomStringsRoundTripThroughTheStrictDecoder) {
   }
 }
 
-// Every JSON file of the repository's fixtures and of the shared data beside it.
-std::vector<std::filesystem::path> repository_json_files() {
-  std::vector<std::filesystem::path> files;
-  for (const std::filesystem::path& root :
-       {std::filesystem::path(VMGATE_SOURCE_DIR) / "test/fixtures", std::filesystem::path(VMGATE_SHARED_DIR)}) {
-    if (!std::filesystem::exists(root)) {
-      continue;
-    }
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".json") {
-        files.push_back(entry.path());
-      }
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 TEST(JsonWriter, DocumentsAreWrittenAsTheCharacterByCharacterWriterWritesThem) {
   std::size_t compared = 0;
-  for (const std::filesystem::path& file : repository_json_files()) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream content;
-    content << in.rdbuf();
-    Result<json::Document, json::DecodeError> decoded = json::parse_json(content.str());
+  for (const JsonFile& file : repository_json_files()) {
+    Result<json::Document, json::DecodeError> decoded = json::parse_json(file.text);
     if (!decoded) {
       continue;  // refusals are fixtures too
     }
-    ASSERT_EQ(json::to_string(*decoded), char_by_char(*decoded)) << file;
+    ASSERT_EQ(json::to_string(*decoded), char_by_char(*decoded)) << file.path;
     std::string appended = "[1,";
     json::append_text(appended, *decoded);
-    ASSERT_EQ(appended, "[1," + char_by_char(*decoded)) << file;
+    ASSERT_EQ(appended, "[1," + char_by_char(*decoded)) << file.path;
     ++compared;
   }
   EXPECT_GT(compared, 500U);

@@ -1,5 +1,7 @@
 #include "support/json_test_support.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -63,6 +65,23 @@ std::string base64_decode(std::string_view encoded) {
     throw std::invalid_argument("not valid base64: " + std::string(encoded.substr(0, 40)));
   }
   return *decoded;
+}
+
+std::vector<JsonFile> repository_json_files() {
+  std::vector<JsonFile> files;
+  for (const std::filesystem::path& root :
+       {std::filesystem::path(VMGATE_SOURCE_DIR) / "test/fixtures", std::filesystem::path(VMGATE_SHARED_DIR)}) {
+    if (!std::filesystem::exists(root)) {
+      continue;
+    }
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".json") {
+        files.push_back(JsonFile{entry.path().string(), read_file(entry.path().string())});
+      }
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const JsonFile& a, const JsonFile& b) { return a.path < b.path; });
+  return files;
 }
 
 }  // namespace vmgate::testing

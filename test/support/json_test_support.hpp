@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vmgate/common/json.hpp"
 
@@ -40,5 +41,13 @@ std::string base64_decode(std::string_view encoded);
 
 /// Reads a whole file (test fixtures).
 std::string read_file(const std::string& path);
+
+/// A JSON file of the repository's test/fixtures or of the shared data beside the checkout.
+struct JsonFile {
+  std::string path;
+  std::string text;
+};
+/// Every one, ordered by path (a stable order for failures to name).
+std::vector<JsonFile> repository_json_files();
 
 }  // namespace vmgate::testing
