@@ -5,11 +5,9 @@
 #include "vmgate/server/admission_review.hpp"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <cstdint>
 #include <exception>
-#include <limits>
 #include <optional>
 #include <span>
 #include <utility>
