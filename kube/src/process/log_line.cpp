@@ -45,46 +45,35 @@ LogLine::LogLine(std::chrono::system_clock::time_point now, std::string_view lev
   // Room for a typical line (an admission's is ~300 bytes) at once, rather than the string
   // doubling from empty a handful of times.
   line_.reserve(typical_line_bytes);
-  line_ += R"({"ts":)";
-  append_millionths(line_, std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count());
-  text("level", level);
-  text("msg", message);
-}
-
-void LogLine::key(std::string_view name) {
-  line_ += ',';
-  json::append_quoted(line_, name);
-  line_ += ':';
+  append_millionths(members_.key("ts"),
+                    std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count());
+  members_.text("level", level);
+  members_.text("msg", message);
 }
 
 LogLine& LogLine::text(std::string_view name, std::string_view value) {
-  key(name);
-  json::append_quoted(line_, value);
+  members_.text(name, value);
   return *this;
 }
 
 LogLine& LogLine::flag(std::string_view name, bool value) {
-  key(name);
-  line_ += value ? "true" : "false";
+  members_.boolean(name, value);
   return *this;
 }
 
 LogLine& LogLine::integer(std::string_view name, std::int64_t value) {
-  key(name);
-  char digits[24];
-  const auto written = std::to_chars(digits, digits + sizeof(digits), value);
-  line_.append(digits, written.ptr);
+  members_.integer(name, value);
   return *this;
 }
 
 LogLine& LogLine::milliseconds(std::string_view name, std::chrono::nanoseconds value) {
-  key(name);
-  append_millionths(line_, value.count());
+  append_millionths(members_.key(name), value.count());
   return *this;
 }
 
 std::string LogLine::finish() {
-  line_ += "}\n";
+  members_.close();
+  line_ += '\n';
   return std::move(line_);
 }
 

@@ -5,8 +5,6 @@
 #include "vmgate/server/admission_review.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <cstdint>
 #include <exception>
 #include <optional>
 #include <span>
@@ -28,37 +26,7 @@ constexpr std::string_view kKind = "AdmissionReview";
 
 // ---------------------------------------------------------------- writing
 
-// The members of one JSON object, written in order straight into the answer's string, each
-// string escaped as RapidJSON's Writer escapes it (json::append_quoted).
-class ObjectText {
- public:
-  explicit ObjectText(std::string& out) : out_(out) { out_ += '{'; }
-  ObjectText(const ObjectText&) = delete;
-  ObjectText& operator=(const ObjectText&) = delete;
-
-  /// Writes the member's name and ':'; the caller writes its value into the returned string.
-  std::string& key(std::string_view name) {
-    if (!first_) {
-      out_ += ',';
-    }
-    first_ = false;
-    json::append_quoted(out_, name);
-    out_ += ':';
-    return out_;
-  }
-  void text(std::string_view name, std::string_view value) { json::append_quoted(key(name), value); }
-  void integer(std::string_view name, int value) {
-    std::string& out = key(name);
-    char digits[16];
-    out.append(digits, std::to_chars(digits, digits + sizeof(digits), value).ptr);
-  }
-  void boolean(std::string_view name, bool value) { key(name) += value ? "true" : "false"; }
-  void close() { out_ += '}'; }
-
- private:
-  std::string& out_;
-  bool first_ = true;
-};
+using json::ObjectText;
 
 // A value from the request as a JSON string literal for a message: quotes and control
 // characters escaped, at most 64 bytes (cut on a UTF-8 boundary) so that an error never echoes

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <bit>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -169,6 +170,39 @@ inline void append_quoted(std::string& out, std::string_view text) {
   }
   out += '"';
 }
+
+/// One JSON object written member by member, in order, straight into a string ('{' when
+/// constructed, '}' by close()): names and string values escaped by append_quoted. For text
+/// written per request without a Writer (the webhook's answer, kube::LogLine).
+class ObjectText {
+ public:
+  explicit ObjectText(std::string& out) : out_(out) { out_ += '{'; }
+  ObjectText(const ObjectText&) = delete;
+  ObjectText& operator=(const ObjectText&) = delete;
+
+  /// Writes the member's name and ':'; the caller writes its value into the returned string.
+  std::string& key(std::string_view name) {
+    if (!first_) {
+      out_ += ',';
+    }
+    first_ = false;
+    append_quoted(out_, name);
+    out_ += ':';
+    return out_;
+  }
+  void text(std::string_view name, std::string_view value) { append_quoted(key(name), value); }
+  void integer(std::string_view name, std::int64_t value) {
+    std::string& out = key(name);
+    char digits[24];
+    out.append(digits, std::to_chars(digits, digits + sizeof(digits), value).ptr);
+  }
+  void boolean(std::string_view name, bool value) { key(name) += value ? "true" : "false"; }
+  void close() { out_ += '}'; }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
 
 }  // namespace vmgate::json
 

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "vmgate/common/json_writer.hpp"
+
 namespace vmgate::kube {
 
 /// One line, built key by key after `ts`, `level` and `msg`; finish() closes it with a line
@@ -32,13 +34,12 @@ class LogLine {
   std::string finish();
 
  private:
-  void key(std::string_view name);
-
   static constexpr std::size_t typical_line_bytes = 512;
 
   // Written directly rather than through a RapidJSON Writer: the access log writes a line per
   // admission, and the Writer's per-token bookkeeping and double formatting cost five times this.
   std::string line_;
+  json::ObjectText members_{line_};  // after line_, which it writes into
 };
 
 /// {"ts":..,"level":<level>,"msg":<message>,<key>:<value>...} and a line break; values are strings.
