@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -188,6 +189,48 @@ TEST(JsonWriter, SinkAppendsToWhatTheStringHeld) {
   writer.EndArray();
   sink.finish();
   EXPECT_EQ(out, R"(prefix:[1,"two"])");
+}
+
+TEST(JsonWriter, ObjectTextWritesMembersInOrderAsTheWriterWritesThem) {
+  std::string out = "prefix:";
+  json::ObjectText object(out);
+  object.text("na\"me", "line\nbreak\x01");
+  object.integer("min", std::numeric_limits<std::int64_t>::min());
+  object.integer("max", std::numeric_limits<std::int64_t>::max());
+  object.boolean("yes", true);
+  object.boolean("no", false);
+  {
+    json::ObjectText inner(object.key("inner"));
+    inner.close();
+  }
+  object.key("raw") += "[1]";
+  object.close();
+
+  std::string expected;
+  json::StringSink sink(expected);
+  rapidjson::Writer<json::StringSink> writer(sink);
+  writer.StartObject();
+  writer.Key("na\"me");
+  writer.String("line\nbreak\x01");
+  writer.Key("min");
+  writer.Int64(std::numeric_limits<std::int64_t>::min());
+  writer.Key("max");
+  writer.Int64(std::numeric_limits<std::int64_t>::max());
+  writer.Key("yes");
+  writer.Bool(true);
+  writer.Key("no");
+  writer.Bool(false);
+  writer.Key("inner");
+  writer.StartObject();
+  writer.EndObject();
+  writer.Key("raw");
+  writer.StartArray();
+  writer.Int(1);
+  writer.EndArray();
+  writer.EndObject();
+  sink.finish();
+  EXPECT_EQ(out, "prefix:" + expected);
+  EXPECT_TRUE(parse(out.substr(7)).IsObject());
 }
 
 }  // namespace
