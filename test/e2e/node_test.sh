@@ -132,7 +132,13 @@ boot_and_delete() { # NAME INSTANCETYPE PREFERENCE FIRMWARE
   check "$name ($4): kubectl delete vm: the VMI goes" wait_until 180 bash -c "! kubectl -n vms get vmi $name >/dev/null 2>&1"
   check "$name ($4): the launcher pod goes" wait_until 120 bash -c "! kubectl -n vms get $pod >/dev/null 2>&1"
   wait "$follower" || true
-  check "$name ($4): the guest powered off by ACPI (the launcher's log)" grep -q 'guest shut down after the stop request' "$dir/$name-compute.log"
+  if ! check "$name ($4): the guest powered off by ACPI (the launcher's log)" \
+    grep -q 'guest shut down after the stop request' "$dir/$name-compute.log"; then
+    # What the launcher said instead (the grace period expired, the domain crashed), or where the
+    # log stream through the kubelet ended.
+    echo "$name: the compute container's log as kubectl logs -f received it:" >&2
+    tail -40 "$dir/$name-compute.log" >&2 || true
+  fi
   check "$name ($4): no QEMU left" wait_until 30 bash -c "$(declare -f qemu_of); ! qemu_of $name"
 }
 
