@@ -12,6 +12,7 @@
 
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/json_decode.hpp"
+#include "vmgate/common/json_text.hpp"
 #include "vmgate/common/json_writer.hpp"
 #include "support/json_test_support.hpp"
 
@@ -229,8 +230,9 @@ TEST(JsonWriter, ObjectTextWritesMembersInOrderAsTheWriterWritesThem) {
   writer.EndArray();
   writer.EndObject();
   sink.finish();
-  EXPECT_EQ(out, "prefix:" + expected);
-  EXPECT_TRUE(parse(out.substr(7)).IsObject());
+  const std::string_view prefix = "prefix:";
+  EXPECT_EQ(out, std::string(prefix) + expected);
+  EXPECT_TRUE(parse(out.substr(prefix.size())).IsObject());
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "vmgate/admission/validation/dns1123.hpp"
-#include "vmgate/common/json_writer.hpp"
+#include "vmgate/common/json_text.hpp"
 
 namespace vmgate::node {
 namespace {

@@ -14,7 +14,7 @@
 #include "vmgate/admission/field_error.hpp"
 #include "vmgate/common/json.hpp"
 #include "vmgate/common/json_field.hpp"
-#include "vmgate/common/json_writer.hpp"
+#include "vmgate/common/json_text.hpp"
 #include "vmgate/common/result.hpp"
 
 namespace vmgate::webhook {
@@ -25,8 +25,6 @@ constexpr std::string_view kApiVersion = "admission.k8s.io/v1";
 constexpr std::string_view kKind = "AdmissionReview";
 
 // ---------------------------------------------------------------- writing
-
-using json::ObjectText;
 
 // A value from the request as a JSON string literal for a message: quotes and control
 // characters escaped, at most 64 bytes (cut on a UTF-8 boundary) so that an error never echoes
@@ -53,7 +51,7 @@ std::string quoted(std::string_view text) {
 std::string encode_status(int code, std::string_view message) {
   std::string out;
   out.reserve(96 + message.size());
-  ObjectText status(out);
+  json::ObjectText status(out);
   status.text("kind", "Status");
   status.text("apiVersion", "v1");
   status.text("status", "Failure");
@@ -70,28 +68,28 @@ std::string encode_review(std::string_view uid, const admission::Verdict& verdic
   const std::size_t patch_size = patch != nullptr ? common::base64_encoded_size(patch->size()) : 0;
   std::string out;
   out.reserve(160 + uid.size() + patch_size + verdict.message.size());
-  ObjectText review(out);
+  json::ObjectText review(out);
   review.text("apiVersion", kApiVersion);
   review.text("kind", kKind);
-  ObjectText response(review.key("response"));
+  json::ObjectText response(review.key("response"));
   response.text("uid", uid);
   response.boolean("allowed", verdict.allowed);
   if (!verdict.allowed) {
-    ObjectText status(response.key("status"));
+    json::ObjectText status(response.key("status"));
     status.integer("code", verdict.code);
     if (!verdict.reason.empty()) {
       status.text("reason", verdict.reason);
     }
     status.text("message", verdict.message);
     if (!verdict.causes.empty()) {
-      ObjectText details(status.key("details"));
+      json::ObjectText details(status.key("details"));
       std::string& causes = details.key("causes");
       causes += '[';
       for (const admission::FieldError& cause : verdict.causes) {
         if (&cause != &verdict.causes.front()) {
           causes += ',';
         }
-        ObjectText item(causes);
+        json::ObjectText item(causes);
         if (cause.type != admission::CauseType::none) {  // metav1.StatusCause: omitempty
           item.text("type", admission::to_string(cause.type));
         }

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "vmgate/common/json_writer.hpp"
+#include "vmgate/common/json_text.hpp"
 
 namespace vmgate::kube {
 
