@@ -761,15 +761,17 @@ class SinglePassDecoder {
     }
     ++p_;
     std::string_view key;
-    if (!string(key)) {
+    std::uint64_t head = 0;
+    if (!string(key, &head)) {
       return false;
     }
     Frame& frame = frames_[depth_ - 1];
-    const KeyName name{key, head_of(key)};
-    if (is_duplicate(frame, name)) {
+    // Stored first, then compared where it lies: a copy made on the stack and pushed afterwards
+    // was read back whole before its parts were written out (a stalled load per key).
+    keys_.push_back(KeyName{key, head});
+    if (is_duplicate(frame)) {
       return false;
     }
-    keys_.push_back(name);
     ++frame.count;
     document.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()), false);
     skip_whitespace();
@@ -788,22 +790,24 @@ class SinglePassDecoder {
     std::uint64_t head;
   };
 
-  // The key's first min(size, 8) bytes, the rest zero. Reads eight bytes from its start: a key
-  // starts inside the text, which is followed by a NUL and 15 readable bytes.
-  static std::uint64_t head_of(std::string_view key) {
+  // The first min(size, 8) bytes at `begin`, the rest zero. Reads eight bytes: a string starts
+  // inside the text, which is followed by a NUL and 15 readable bytes.
+  static std::uint64_t head_of(const char* begin, std::size_t size) {
     static_assert(std::endian::native == std::endian::little, "the mask keeps the low bytes");
     std::uint64_t word = 0;
-    std::memcpy(&word, key.data(), sizeof(word));
-    if (key.size() < sizeof(word)) {
-      word &= (std::uint64_t{1} << (8 * key.size())) - 1;  // little-endian: the first bytes are low
+    std::memcpy(&word, begin, sizeof(word));
+    if (size < sizeof(word)) {
+      word &= (std::uint64_t{1} << (8 * size)) - 1;  // little-endian: the first bytes are low
     }
     return word;
   }
 
-  bool is_duplicate(Frame& frame, const KeyName& key) {
-    const std::size_t count = keys_.size() - frame.first_key;
-    if (count < linear_keys) {
-      for (std::size_t index = frame.first_key; index < keys_.size(); ++index) {
+  // Whether the last key of keys_ is one of the object's earlier ones.
+  bool is_duplicate(Frame& frame) {
+    const KeyName& key = keys_.back();
+    const std::size_t last = keys_.size() - 1;
+    if (last - frame.first_key < linear_keys) {
+      for (std::size_t index = frame.first_key; index < last; ++index) {
         const KeyName& earlier = keys_[index];
         if (earlier.head == key.head && earlier.text.size() == key.text.size() &&
             (key.text.size() <= sizeof(key.head) ||
@@ -817,7 +821,7 @@ class SinglePassDecoder {
     if (!frame.many) {
       frame.many = std::make_unique<std::unordered_set<std::string_view>>();
       frame.many->reserve(2 * linear_keys);
-      for (std::size_t index = frame.first_key; index < keys_.size(); ++index) {
+      for (std::size_t index = frame.first_key; index < last; ++index) {
         frame.many->insert(keys_[index].text);
       }
     }
@@ -826,14 +830,19 @@ class SinglePassDecoder {
 
   // A string's characters from p_ (after the opening quote) unescaped in place, as RapidJSON's
   // in-situ parse writes them: from the first character on, followed by a NUL. Inlined: most
-  // strings are a key of a few letters, one block for skip_plain_run.
-  [[gnu::always_inline]] bool string(std::string_view& decoded) {
+  // strings are a key of a few letters, one block for skip_plain_run. `head`: where a key's
+  // head_of goes, read before the NUL is written into those bytes (a load over a store just
+  // made to part of it stalls until the store is done, once per key).
+  [[gnu::always_inline]] bool string(std::string_view& decoded, std::uint64_t* head = nullptr) {
     char* p = p_;
     char* q = p;
     char* const begin = p;
     for (;;) {
       skip_plain_run(p, q);
       if (*p == '"') {
+        if (head != nullptr) {
+          *head = head_of(begin, static_cast<std::size_t>(q - begin));
+        }
         *q = '\0';
         decoded = std::string_view(begin, static_cast<std::size_t>(q - begin));
         p_ = p + 1;
