@@ -5,6 +5,7 @@
 // GetString() on a number would be undefined behaviour. Every translation unit gets the same
 // throwing definition instead (one definition: no ODR split between TUs), and valijson's
 // RapidJSON adapter, which wants to define its own, is included only after this header.
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -29,6 +30,41 @@ namespace vmgate::json_detail {
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+
+// RapidJSON 1.1.0's EndObject and EndArray (the Document's SAX events, one per container a
+// decoder closes) write the container's two flag bytes into the value on top of its stack and
+// at once read back the eight bytes that hold them, to merge in the members' 48-bit pointer: a
+// load that waits for that store to complete, a stall per object and array decoded. The value
+// on top is the one StartObject or StartArray pushed, its flags already those of an empty
+// container; these leave them as they are and set only the members and the sizes. Here, with the
+// other definitions every unit must share, so that all see the same Document.
+template <>
+inline bool rapidjson::Document::EndObject(rapidjson::SizeType memberCount) {
+  ValueType::Member* members = stack_.template Pop<ValueType::Member>(memberCount);
+  ValueType* object = stack_.template Top<ValueType>();
+  RAPIDJSON_ASSERT(object->IsObject() && object->MemberCount() == 0);
+  if (memberCount != 0) {
+    auto* stored = static_cast<ValueType::Member*>(GetAllocator().Malloc(memberCount * sizeof(ValueType::Member)));
+    object->SetMembersPointer(stored);
+    std::memcpy(static_cast<void*>(stored), members, memberCount * sizeof(ValueType::Member));
+  }
+  object->data_.o.size = object->data_.o.capacity = memberCount;
+  return true;
+}
+
+template <>
+inline bool rapidjson::Document::EndArray(rapidjson::SizeType elementCount) {
+  ValueType* elements = stack_.template Pop<ValueType>(elementCount);
+  ValueType* array = stack_.template Top<ValueType>();
+  RAPIDJSON_ASSERT(array->IsArray() && array->Size() == 0);
+  if (elementCount != 0) {
+    auto* stored = static_cast<ValueType*>(GetAllocator().Malloc(elementCount * sizeof(ValueType)));
+    array->SetElementsPointer(stored);
+    std::memcpy(static_cast<void*>(stored), elements, elementCount * sizeof(ValueType));
+  }
+  array->data_.a.size = array->data_.a.capacity = elementCount;
+  return true;
+}
 
 namespace vmgate::json {
 
