@@ -48,11 +48,6 @@ constexpr std::string_view plain_http_answer =
     "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
     "Content-Length: 48\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
 
-std::chrono::milliseconds until(Clock::time_point deadline) {
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-  return std::max(left, std::chrono::milliseconds{1});
-}
-
 // Out of descriptors (or kernel memory), accept(2) fails at once and, the connection still
 // waiting in the backlog, fails again at once: re-arming it immediately spins a core and writes
 // the same log line at full speed (measured: 125 % CPU, ~100 MB/s of log). Pause instead, so
@@ -293,6 +288,14 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   }
   beast::tcp_stream& socket_layer() { return beast::get_lowest_layer(stream_); }
 
+  // The stream's read and write timers set from one clock read: Beast's expires_after reads the
+  // clock for each (the server reads it about ten times per request, so this counts).
+  // Saturates, as Asio's own addition does, for a timeout option of centuries.
+  void expire_in(Clock::duration time) {
+    const Clock::time_point now = Clock::now();
+    socket_layer().expires_at(time < Clock::time_point::max() - now ? now + time : Clock::time_point::max());
+  }
+
   void close() {
     if (last_call_) {
       last_call_->cancel();
@@ -309,12 +312,12 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     if (last_call_) {
       last_call_->cancel();
     }
-    socket_layer().expires_after(close_notify_time);
+    expire_in(close_notify_time);
     stream_.async_shutdown([self = shared_from_this()](error_code) { self->close(); });
   }
 
   void detect() {
-    socket_layer().expires_after(options().handshake_timeout);
+    expire_in(options().handshake_timeout);
     stream_.async_handshake(ssl::stream_base::server,
                             beast::bind_front_handler(&HttpsSession::on_handshake, shared_from_this()));
   }
@@ -346,7 +349,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     // While draining, the last-call timer (close_when_idle) closes the connection if no request
     // comes.
     idle_ = true;
-    socket_layer().expires_after(options().idle_timeout);
+    expire_in(options().idle_timeout);
     stream_.async_read_some(buffer_.prepare(read_chunk),
                             beast::bind_front_handler(&HttpsSession::on_first_bytes, shared_from_this()));
   }
@@ -404,7 +407,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     // The whole request usually came with its first bytes (one TLS record): the socket is
     // only visited, and the header timeout armed, for what is missing.
     if (!header_timer_armed_) {
-      socket_layer().expires_after(options().header_timeout);
+      expire_in(options().header_timeout);
       header_timer_armed_ = true;
     }
     stream_.async_read_some(buffer_.prepare(read_chunk),
@@ -499,7 +502,9 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     } else {
       deadline_.reset();
     }
-    socket_layer().expires_after(until(deadline));
+    // At least a millisecond, so that a deadline already past still lets a body that is on its
+    // way be read and refused with 504 rather than the connection cut.
+    socket_layer().expires_at(std::max(deadline, Clock::now() + std::chrono::milliseconds{1}));
     if (parser_->is_done()) {
       on_body({}, 0);
       return;
@@ -587,7 +592,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   void linger() {
     error_code ignored;
     socket_layer().socket().shutdown(tcp::socket::shutdown_send, ignored);
-    socket_layer().expires_after(linger_time);
+    expire_in(linger_time);
     discard_.resize(read_chunk);
     discard_input();
   }
@@ -628,7 +633,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     }
     out += keep_alive_ ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n";
     out += answer.body;
-    socket_layer().expires_after(options().body_timeout);
+    expire_in(options().body_timeout);
     net::async_write(stream_, net::buffer(out_),
                      beast::bind_front_handler(&HttpsSession::on_write, shared_from_this()));
   }
