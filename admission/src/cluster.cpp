@@ -6,6 +6,7 @@
 #include <cctype>
 #include <utility>
 
+#include "vmgate/common/ascii.hpp"
 #include "vmgate/common/json_field.hpp"
 
 namespace vmgate::admission {
@@ -79,12 +80,6 @@ const KindInfo& info(ObjectKind kind) {
   return kinds[0];  // unreachable: every enumerator is in the table
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 std::string key_of(ObjectKind kind, std::string_view namespace_name, std::string_view name) {
   std::string key;
   key.reserve(4 + namespace_name.size() + name.size());
@@ -111,11 +106,12 @@ std::optional<ObjectKind> parse_object_kind(std::string_view name) {
     return std::nullopt;
   }
   for (const KindInfo& k : kinds) {
-    if (iequals(name, k.name) || iequals(name, k.resource) || iequals(name, k.group_resource)) {
+    if (common::equals_ignoring_ascii_case(name, k.name) || common::equals_ignoring_ascii_case(name, k.resource) ||
+        common::equals_ignoring_ascii_case(name, k.group_resource)) {
       return k.kind;
     }
     for (std::string_view short_name : k.short_names) {
-      if (!short_name.empty() && iequals(name, short_name)) {
+      if (!short_name.empty() && common::equals_ignoring_ascii_case(name, short_name)) {
         return k.kind;
       }
     }

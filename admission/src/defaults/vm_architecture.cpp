@@ -2,20 +2,14 @@
 // labels. Follows pkg/defaults/defaults.go setDefaultArchitectureFromDataSource and
 // setDefaultArchitecture: DataSource lookup errors are ignored; unknown arch labels are skipped.
 #include <algorithm>
-#include <cctype>
 
 #include "vmgate/admission/defaults/vm.hpp"
 #include "vmgate/admission/spec.hpp"
+#include "vmgate/common/ascii.hpp"
 
 namespace vmgate::admission::defaults {
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 std::string_view arch_from_data_sources(const json::Value& vm, std::string_view namespace_name,
                                         const ClusterView& cluster) {
@@ -25,7 +19,7 @@ std::string_view arch_from_data_sources(const json::Value& vm, std::string_view 
   }
   for (const json::Value& dvt : templates->GetArray()) {
     const json::Value* ref = json::find_path(dvt, {"spec", "sourceRef"});
-    if (ref == nullptr || !iequals(json::find_string(*ref, "kind"), "datasource")) {
+    if (ref == nullptr || !common::equals_ignoring_ascii_case(json::find_string(*ref, "kind"), "datasource")) {
       continue;
     }
     std::string_view source_namespace = json::find_string(*ref, "namespace");

@@ -7,7 +7,8 @@
 #include "vmgate/admission/instancetype/find.hpp"
 
 #include <algorithm>
-#include <cctype>
+
+#include "vmgate/common/ascii.hpp"
 
 namespace vmgate::admission::instancetype {
 
@@ -15,8 +16,7 @@ namespace {
 
 std::string lower(std::string_view text) {
   std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(), [](char c) { return common::ascii_lower(c); });
   return out;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
-// ASCII case folding for protocol tokens (HTTP header names, media types), which are ASCII and
-// compared without regard to case; never for user text. Header only; pure.
+// ASCII case folding for protocol tokens (HTTP header names, media types) and Kubernetes kind
+// and resource names, compared without regard to case as KubeVirt's strings.ToLower/EqualFold
+// compare them (the same for ASCII; other bytes are left as they are, as the C locale's tolower
+// leaves them); never for user text. Header only; pure.
 #include <cstddef>
 #include <string_view>
 
