@@ -6,7 +6,11 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "vmgate/launcher/control_socket.hpp"
@@ -116,10 +120,22 @@ Supervisor::TapWait Supervisor::wait_for_taps(const std::string& xml) {
   }
 }
 
+struct Supervisor::LifecycleEvents {
+  std::mutex mutex;
+  std::map<unsigned int, int> stopped_details;
+  std::set<unsigned int> crashed_ids;
+};
+
 Supervisor::Supervisor(virConnectPtr connection, SupervisorConfig config)
-    : connection_(connection), config_(std::move(config)) {
+    : connection_(connection), config_(std::move(config)), events_(std::make_shared<LifecycleEvents>()) {
+  // libvirt owns the opaque from here and frees it (free_opaque) once the callback is removed
+  // and no dispatch is running it; a failed registration leaves it ours.
+  auto opaque = std::make_unique<std::shared_ptr<LifecycleEvents>>(events_);
   callback_id_ = virConnectDomainEventRegisterAny(connection_, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
-                                                  VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), this, nullptr);
+                                                  VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), opaque.get(), free_opaque);
+  if (callback_id_ >= 0) {
+    (void)opaque.release();
+  }
 }
 
 Supervisor::~Supervisor() {
@@ -128,27 +144,31 @@ Supervisor::~Supervisor() {
   }
 }
 
+void Supervisor::free_opaque(void* opaque) {
+  delete static_cast<std::shared_ptr<LifecycleEvents>*>(opaque);
+}
+
 int Supervisor::on_lifecycle(virConnectPtr /*connection*/, virDomainPtr domain, int event, int detail, void* opaque) {
-  auto* self = static_cast<Supervisor*>(opaque);
+  LifecycleEvents& events = **static_cast<std::shared_ptr<LifecycleEvents>*>(opaque);
   const unsigned int id = virDomainGetID(domain);
-  const std::lock_guard lock(self->events_mutex_);
+  const std::lock_guard lock(events.mutex);
   if (event == VIR_DOMAIN_EVENT_STOPPED) {
-    self->stopped_details_[id] = detail;
+    events.stopped_details[id] = detail;
   } else if (event == VIR_DOMAIN_EVENT_CRASHED) {
-    self->crashed_ids_.insert(id);
+    events.crashed_ids.insert(id);
   }
   return 0;
 }
 
-int Supervisor::stopped_detail(unsigned int id) {
-  const std::lock_guard lock(events_mutex_);
-  const auto found = stopped_details_.find(id);
-  return found != stopped_details_.end() ? found->second : -1;
+int Supervisor::stopped_detail(unsigned int id) const {
+  const std::lock_guard lock(events_->mutex);
+  const auto found = events_->stopped_details.find(id);
+  return found != events_->stopped_details.end() ? found->second : -1;
 }
 
-bool Supervisor::crashed(unsigned int id) {
-  const std::lock_guard lock(events_mutex_);
-  return crashed_ids_.count(id) != 0;
+bool Supervisor::crashed(unsigned int id) const {
+  const std::lock_guard lock(events_->mutex);
+  return events_->crashed_ids.count(id) != 0;
 }
 
 void Supervisor::write_status(const std::string& phase, const std::string& reason) {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "support/json_test_support.hpp"
@@ -80,6 +81,24 @@ TEST_F(SupervisorTest, ExternalDestroyExitsNonZeroWithReason) {
   const Outcome result = outcome.get();
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.reason, "domain destroyed outside the launcher");
+}
+
+// libvirt's event loop thread may be inside the lifecycle callback while the Supervisor is being
+// destroyed (deregistering a callback that is being dispatched only marks it): what the callback
+// touches must outlive the Supervisor. Under AddressSanitizer a callback reaching a destroyed
+// Supervisor is a heap-use-after-free; the varying delays spread the destructions over the
+// dispatches of the STOPPED events.
+TEST_F(SupervisorTest, DestroyedWhileItsCallbackMayRun) {
+  for (int i = 0; i < 300; ++i) {
+    auto supervisor = std::make_unique<Supervisor>(connection_.get(), fast_config());
+    DomainHandle domain(virDomainCreateXML(connection_.get(), domain_xml, 0));
+    ASSERT_TRUE(domain) << last_libvirt_error();
+    ASSERT_EQ(virDomainDestroy(domain.get()), 0);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(i % 60);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    supervisor.reset();
+  }
 }
 
 // The test driver has no tap; the domain only names one, and the waiting is what is tested.

@@ -9,9 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <map>
-#include <mutex>
-#include <set>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,6 +69,7 @@ class Supervisor {
 
  private:
   static int on_lifecycle(virConnectPtr connection, virDomainPtr domain, int event, int detail, void* opaque);
+  static void free_opaque(void* opaque);
   void write_status(const std::string& phase, const std::string& reason);
   /// Waits for the unmanaged taps of `xml`: all there (nothing set), one still missing at the
   /// deadline (`missing`), or a stop requested while one was missing (`stopped`).
@@ -88,12 +87,13 @@ class Supervisor {
   std::atomic<bool> stop_requested_{false};
   // STOPPED details and crashes by domain id, recorded by the event callback. Keyed by id, so a
   // leftover of the same name and UUID is not taken for ours, and an event that arrives before
-  // run() knows its domain's id is not lost.
-  [[nodiscard]] int stopped_detail(unsigned int id);
-  [[nodiscard]] bool crashed(unsigned int id);
-  std::mutex events_mutex_;
-  std::map<unsigned int, int> stopped_details_;
-  std::set<unsigned int> crashed_ids_;
+  // run() knows its domain's id is not lost. Shared with the callback's registration: libvirt's
+  // event loop thread may still be inside the callback when ~Supervisor deregisters it (the
+  // deregistration only marks it), so what the callback touches lives until libvirt frees it.
+  struct LifecycleEvents;
+  [[nodiscard]] int stopped_detail(unsigned int id) const;
+  [[nodiscard]] bool crashed(unsigned int id) const;
+  std::shared_ptr<LifecycleEvents> events_;
   int callback_id_ = -1;
   std::string started_at_;
   std::string running_at_;
