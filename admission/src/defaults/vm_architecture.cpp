@@ -1,7 +1,6 @@
 // Reads: VM spec.template.spec.architecture, spec.dataVolumeTemplates[*].spec.sourceRef; DataSource
 // labels. Follows pkg/defaults/defaults.go setDefaultArchitectureFromDataSource and
 // setDefaultArchitecture: DataSource lookup errors are ignored; unknown arch labels are skipped.
-#include <algorithm>
 
 #include "vmgate/admission/defaults/vm.hpp"
 #include "vmgate/admission/spec.hpp"

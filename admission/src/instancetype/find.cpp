@@ -6,19 +6,11 @@
 // of the matcher's type.
 #include "vmgate/admission/instancetype/find.hpp"
 
-#include <algorithm>
-
 #include "vmgate/common/ascii.hpp"
 
 namespace vmgate::admission::instancetype {
 
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](char c) { return common::ascii_lower(c); });
-  return out;
-}
 
 std::string not_found(ObjectKind kind, std::string_view name) {
   return std::string(group_resource(kind)) + " \"" + std::string(name) + "\" not found";
@@ -49,20 +41,21 @@ Result<const json::Value*> revision_spec(MatcherType type, const json::Value& re
 }  // namespace
 
 Result<ObjectKind> matcher_kind(MatcherType type, std::string_view kind) {
-  const std::string k = lower(kind);
+  // KubeVirt lowercases the kind before comparing (strings.ToLower); no copy needed for that.
+  const auto is = [kind](std::string_view name) { return common::equals_ignoring_ascii_case(kind, name); };
   if (type == MatcherType::instancetype) {
-    if (k == "virtualmachineinstancetype" || k == "virtualmachineinstancetypes") {
+    if (is("virtualmachineinstancetype") || is("virtualmachineinstancetypes")) {
       return ObjectKind::instancetype;
     }
-    if (k.empty() || k == "virtualmachineclusterinstancetype" || k == "virtualmachineclusterinstancetypes") {
+    if (kind.empty() || is("virtualmachineclusterinstancetype") || is("virtualmachineclusterinstancetypes")) {
       return ObjectKind::cluster_instancetype;
     }
     return Error{"got unexpected kind in InstancetypeMatcher: " + std::string(kind)};
   }
-  if (k == "virtualmachinepreference" || k == "virtualmachinepreferences") {
+  if (is("virtualmachinepreference") || is("virtualmachinepreferences")) {
     return ObjectKind::preference;
   }
-  if (k.empty() || k == "virtualmachineclusterpreference" || k == "virtualmachineclusterpreferences") {
+  if (kind.empty() || is("virtualmachineclusterpreference") || is("virtualmachineclusterpreferences")) {
     return ObjectKind::cluster_preference;
   }
   return Error{"got unexpected kind in PreferenceMatcher: " + std::string(kind)};
