@@ -33,10 +33,12 @@ NODE_SYSCTLS=(
   kernel.keys.root_maxkeys kernel.keys.root_maxbytes
   net.ipv4.conf.all.route_localnet
 )
-# Host paths the node may create; those absent before `up` are removed at `down`.
+# Host paths the node may create; those absent before `up` are removed at `down`. /run/mount is
+# util-linux's (libmount's utab lock, made by the first mount(8) on a machine: the kubelet's
+# tmpfs volumes).
 NODE_PATHS=(
   /var/lib/kubelet /var/log/pods /var/log/containers /var/lib/cni /run/containerd
-  /run/xtables.lock /var/lib/vmgate-testenv
+  /run/xtables.lock /var/lib/vmgate-testenv /run/mount
 )
 NODE_TABLES=(filter nat mangle raw security)
 
@@ -589,6 +591,7 @@ node_start() { # NODE-BIN
     --service-account-private-key-file="$c/sa.key" --root-ca-file="$c/ca.crt" \
     --cluster-signing-cert-file="$c/ca.crt" --cluster-signing-key-file="$c/ca.key" \
     --service-cluster-ip-range="$NODE_SERVICE_CIDR" --allocate-node-cidrs=false \
+    --flex-volume-plugin-dir=/var/lib/kubelet/volumeplugins \
     --profiling=false --v=1
   spawn_node kube-scheduler "$d/bin/kube-scheduler" --kubeconfig "$d/kube-scheduler.kubeconfig" \
     --bind-address=127.0.0.1 --leader-elect=false --profiling=false --v=1
