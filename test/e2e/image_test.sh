@@ -30,6 +30,11 @@ if [[ $(id -u) -ne 0 ]]; then
   as_root=(sudo)
 fi
 
+# Host paths mount(8) and podman create by default (libmount's utab lock directory, CNI's lock):
+# the test keeps them in its namespaces and temporary directory, and checks at the end.
+host_paths() { ls -d /run/mount /etc/cni/net.d/cni.lock /var/lib/containers /run/containers 2>/dev/null || true; }
+host_paths_before=$(host_paths)
+
 dir="$(mktemp -d)"
 serve_pid=""
 podman_container=""
@@ -90,11 +95,13 @@ check "assemble-rootfs refuses a file that is not an executable" \
 # --- The runtime stage built by podman from that root -------------------------------------------
 # The Containerfile's own runtime stage, its COPY --from=build taken from the build context
 # instead: what `podman build -f Containerfile .` makes of it after the build stage. Its storage
-# lives in the temporary directory (vfs: no overlay mounts left behind). runc with cgroupfs and
+# lives in the temporary directory (vfs: no overlay mounts left behind), and so does its network
+# configuration (CNI's lock file, /etc/cni/net.d/cni.lock by default). runc with cgroupfs and
 # explicit ulimits: on hosts with hybrid cgroups crun refuses to start, and podman's default
 # RLIMIT_NOFILE can exceed the host's hard limit (docs/image.md).
 podman_=("${as_root[@]}" podman --root "$dir/podman/storage" --runroot "$dir/podman/run" --storage-driver vfs
-  --runtime runc --cgroup-manager cgroupfs --events-backend file --tmpdir "$dir/podman/tmp")
+  --runtime runc --cgroup-manager cgroupfs --events-backend file --tmpdir "$dir/podman/tmp"
+  --network-config-dir "$dir/podman/net")
 image=localhost/vmgate:image-test
 sed -n '/^FROM scratch/,$p' Containerfile | sed "s#^COPY --from=build $outdir/ /\$#COPY rootfs/ /#" >"$dir/Containerfile.runtime"
 check "podman builds the runtime stage" bash -c '"${@:3}" build -q -t "$1" -f "$2" "$(dirname "$2")/context" >/dev/null' \
@@ -133,22 +140,23 @@ before=$(snapshot)
 # runtime would: new mount and PID namespaces, the root bind-mounted read-only, /proc of the new
 # PID namespace, a /dev with null, zero, random and urandom, the TLS pair read-only at
 # /run/vmgate/tls, uid and gid 65532, an environment of PATH only, the working directory /.
-# The host's network namespace is kept so that the test reaches 127.0.0.1.
+# The host's network namespace is kept so that the test reaches 127.0.0.1. mount -n: libmount's
+# utab (and its lock directory /run/mount) would otherwise be created on the host's /run.
 in_image() {
   "${as_root[@]}" unshare --mount --pid --fork --kill-child --propagation private -- /bin/bash -c '
     set -e
     r=$1 tls=$2 program=$3
     shift 3
-    mount --bind "$r" "$r"
-    mount -t proc -o nosuid,nodev,noexec proc "$r/proc"
-    mount -t tmpfs -o nosuid,noexec,mode=755,size=64k tmpfs "$r/dev"
+    mount -n --bind "$r" "$r"
+    mount -n -t proc -o nosuid,nodev,noexec proc "$r/proc"
+    mount -n -t tmpfs -o nosuid,noexec,mode=755,size=64k tmpfs "$r/dev"
     for device in null zero random urandom; do
       touch "$r/dev/$device"
-      mount --bind "/dev/$device" "$r/dev/$device"
+      mount -n --bind "/dev/$device" "$r/dev/$device"
     done
-    mount --bind "$tls" "$r/run/vmgate/tls"
-    mount -o remount,bind,ro "$tls" "$r/run/vmgate/tls"
-    mount -o remount,bind,ro "$r"
+    mount -n --bind "$tls" "$r/run/vmgate/tls"
+    mount -n -o remount,bind,ro "$tls" "$r/run/vmgate/tls"
+    mount -n -o remount,bind,ro "$r"
     chroot=$(command -v chroot)
     exec env -i PATH=/usr/local/bin "$chroot" --userspec=65532:65532 --groups=65532 "$r" "/usr/local/bin/$program" "$@"
   ' in_image "$rootfs" "$tls" "$@"
@@ -285,6 +293,9 @@ check "podman: exit 0 on SIGTERM (podman stop)" \
   test "$("${podman_[@]}" inspect --format '{{.State.ExitCode}}' "$container")" = 0
 "${podman_[@]}" rm "$container" >/dev/null
 podman_container=""
+
+check "no host path created (/run/mount, CNI's lock, podman's default storage)" \
+  test "$(host_paths)" = "$host_paths_before"
 
 echo "image_test: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

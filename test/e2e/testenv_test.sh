@@ -22,6 +22,7 @@ out="$(tools/testenv up "$dir")"
 up_seconds=$((SECONDS - start))
 echo "up took ${up_seconds} s"
 check "up prints the KUBECONFIG line" grep -qxF "export KUBECONFIG=$dir/kubeconfig" <<<"$out"
+check "up prints the KUBECACHEDIR line" grep -qxF "export KUBECACHEDIR=$dir/kubectl-cache" <<<"$out"
 check "up is ready within 30 s" test "$up_seconds" -le 30
 eval "$out"
 check "kubectl and helm are in DIR/bin" test -x "$dir/bin/kubectl" -a -x "$dir/bin/helm"
@@ -37,6 +38,7 @@ for crd in virtualmachines.kubevirt.io virtualmachineinstances.kubevirt.io kubev
   check "CRD $crd" grep -qxF "customresourcedefinition.apiextensions.k8s.io/$crd" <<<"$crds"
 done
 check "kubevirt.io/v1 is served" bash -c 'kubectl api-resources --api-group=kubevirt.io -o name | grep -qx virtualmachines.kubevirt.io'
+check "kubectl's discovery cache is in DIR, not in ~/.kube/cache" test -d "$dir/kubectl-cache/discovery"
 
 # The aggregation layer (docs/testenv.md): kube-apiserver publishes the front-proxy CA and the
 # header names an aggregated API server (vmgate's subresources.kubevirt.io) trusts, and routes an
