@@ -45,6 +45,11 @@ EOF
 # token_kubeconfig FILE TOKEN [CA-FILE] [SERVER]: the same with a bearer token.
 token_kubeconfig() { user_kubeconfig "$1" "{token: \"$2\"}" "${@:3}"; }
 
+# The host paths that mount(8) and podman create by default (libmount's utab lock directory,
+# CNI's lock file, podman's default storage), which a test keeps in its namespaces and temporary
+# directory: compare host_paths before and after.
+host_paths() { ls -d /run/mount /etc/cni/net.d/cni.lock /var/lib/containers /run/containers 2>/dev/null || true; }
+
 # A free TCP port on 127.0.0.1.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 

@@ -37,6 +37,7 @@ started=$SECONDS
 # shellcheck source=test/e2e/e2e_support.sh
 source test/e2e/e2e_support.sh
 
+host_paths_before=$(host_paths)
 dir="$(mktemp -d)"
 pids=()
 cleanup() {
@@ -149,7 +150,9 @@ else
   skip "containerd"
 fi
 if command -v podman >/dev/null; then
-  podman_=(podman --root "$dir/podman/root" --runroot "$dir/podman/run" --storage-driver vfs)
+  # Its network configuration (CNI's lock file) and temporary files in the test's directory too.
+  podman_=(podman --root "$dir/podman/root" --runroot "$dir/podman/run" --storage-driver vfs
+    --network-config-dir "$dir/podman/net" --tmpdir "$dir/podman/tmp")
   check "podman load names it localhost/vmgate-guest:dev" \
     bash -c "$(printf '%q ' "${podman_[@]}") load -q -i '$image/vmgate-guest.tar' >/dev/null 2>&1 && $(printf '%q ' "${podman_[@]}") image exists localhost/vmgate-guest:dev"
   "${podman_[@]}" rmi -af >/dev/null 2>&1 || true
@@ -208,6 +211,9 @@ YAML
     cmp -s "$volume/disk/disk.img" "$image/disk.img"
   echo "   ($firmware under vmgate-launcher: $((SECONDS - boot_start)) s)"
 done
+
+check "no host path created (/run/mount, CNI's lock, podman's default storage)" \
+  test "$(host_paths)" = "$host_paths_before"
 
 echo "guest image e2e: $passed passed, $failed failed ($((SECONDS - started)) s)"
 ((failed == 0))

@@ -30,9 +30,6 @@ if [[ $(id -u) -ne 0 ]]; then
   as_root=(sudo)
 fi
 
-# Host paths mount(8) and podman create by default (libmount's utab lock directory, CNI's lock):
-# the test keeps them in its namespaces and temporary directory, and checks at the end.
-host_paths() { ls -d /run/mount /etc/cni/net.d/cni.lock /var/lib/containers /run/containers 2>/dev/null || true; }
 host_paths_before=$(host_paths)
 
 dir="$(mktemp -d)"
