@@ -4,7 +4,7 @@
 
 #include "vmgate/admission/defaults/vm.hpp"
 #include "vmgate/admission/spec.hpp"
-#include "vmgate/common/ascii.hpp"
+#include "vmgate/common/go_strings.hpp"
 
 namespace vmgate::admission::defaults {
 
@@ -18,7 +18,7 @@ std::string_view arch_from_data_sources(const json::Value& vm, std::string_view 
   }
   for (const json::Value& dvt : templates->GetArray()) {
     const json::Value* ref = json::find_path(dvt, {"spec", "sourceRef"});
-    if (ref == nullptr || !common::equals_ignoring_ascii_case(json::find_string(*ref, "kind"), "datasource")) {
+    if (ref == nullptr || !common::go_equal_fold(json::find_string(*ref, "kind"), "datasource")) {
       continue;
     }
     std::string_view source_namespace = json::find_string(*ref, "namespace");

@@ -6,7 +6,7 @@
 // of the matcher's type.
 #include "vmgate/admission/instancetype/find.hpp"
 
-#include "vmgate/common/ascii.hpp"
+#include "vmgate/common/go_strings.hpp"
 
 namespace vmgate::admission::instancetype {
 
@@ -41,8 +41,8 @@ Result<const json::Value*> revision_spec(MatcherType type, const json::Value& re
 }  // namespace
 
 Result<ObjectKind> matcher_kind(MatcherType type, std::string_view kind) {
-  // KubeVirt lowercases the kind before comparing (strings.ToLower); no copy needed for that.
-  const auto is = [kind](std::string_view name) { return common::equals_ignoring_ascii_case(kind, name); };
+  // KubeVirt switches on strings.ToLower(kind), which also lowers U+0130 to 'i' and U+212A to 'k'.
+  const auto is = [kind](std::string_view name) { return common::go_lower_equals(kind, name); };
   if (type == MatcherType::instancetype) {
     if (is("virtualmachineinstancetype") || is("virtualmachineinstancetypes")) {
       return ObjectKind::instancetype;

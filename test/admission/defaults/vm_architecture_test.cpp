@@ -101,6 +101,8 @@ TEST(DefaultsVmArchitecture, SourceRefKindIsCaseInsensitive) {
   const ObjectStore store = cluster_with_datasources();
   EXPECT_EQ(architecture_of(vm_with_source_ref("datasource", "ds-namespace", "ds"), store), "arm64");
   EXPECT_EQ(architecture_of(vm_with_source_ref("DATASOURCE", "ds-namespace", "ds"), store), "arm64");
+  // strings.EqualFold folds U+017F (long s) with 's'.
+  EXPECT_EQ(architecture_of(vm_with_source_ref("Data\xC5\xBFource", "ds-namespace", "ds"), store), "arm64");
 }
 
 TEST(DefaultsVmArchitecture, FallsBackToTheClusterDefault) {

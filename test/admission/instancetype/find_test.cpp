@@ -96,6 +96,21 @@ TEST(InstancetypeFindKind, PreferenceKinds) {
   }
 }
 
+// Go's strings.ToLower lowers U+0130 'İ' to 'i': KubeVirt takes such a spelling for the kind it
+// lowers to (U+212A lowers to 'k', which no kind has); other non-ASCII letters are refused.
+TEST(InstancetypeFindKind, KindsGoLowersIntoTheNamesAreAccepted) {
+  const Result<ObjectKind> dotted = matcher_kind(MatcherType::preference, "V\xC4\xB0rtualMachinePreference");
+  ASSERT_TRUE(dotted.ok());
+  EXPECT_EQ(*dotted, ObjectKind::preference);
+  const Result<ObjectKind> cluster =
+      matcher_kind(MatcherType::instancetype, "V\xC4\xB0rtualMachineClusterInstancetypes");
+  ASSERT_TRUE(cluster.ok());
+  EXPECT_EQ(*cluster, ObjectKind::cluster_instancetype);
+  const Result<ObjectKind> dotless = matcher_kind(MatcherType::preference, "V\xC4\xB1rtualMachinePreference");
+  ASSERT_FALSE(dotless.ok());
+  EXPECT_EQ(dotless.error().message, "got unexpected kind in PreferenceMatcher: V\xC4\xB1rtualMachinePreference");
+}
+
 TEST(InstancetypeFindKind, ShortNamesAndOtherKindsAreRejected) {
   for (std::string_view kind :
        {"vmcf", "vmf", "vminstancetype", "vmclusterinstancetype", "VirtualMachinePreference", "VirtualMachine"}) {

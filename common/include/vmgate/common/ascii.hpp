@@ -1,8 +1,9 @@
 #pragma once
-// ASCII case folding for protocol tokens (HTTP header names, media types) and Kubernetes kind
-// and resource names, compared without regard to case as KubeVirt's strings.ToLower/EqualFold
-// compare them (the same for ASCII; other bytes are left as they are, as the C locale's tolower
-// leaves them); never for user text. Header only; pure.
+// ASCII case folding for protocol tokens (HTTP header names, media types) and vmgate's own
+// lookups of kind and resource names (other bytes are left as they are, as the C locale's tolower
+// leaves them); never for user text. Where a user's kind is compared as KubeVirt compares it
+// (Go's strings.ToLower and EqualFold, which also map three non-ASCII runes onto ASCII letters):
+// go_strings.hpp. Header only; pure.
 #include <cstddef>
 #include <string_view>
 
