@@ -38,6 +38,7 @@ started=$SECONDS
 source test/e2e/e2e_support.sh
 
 host_paths_before=$(host_paths)
+note_podman_cache
 dir="$(mktemp -d)"
 pids=()
 cleanup() {
@@ -51,6 +52,7 @@ cleanup() {
     [[ -f $file ]] && kill -KILL "$(cat "$file")" 2>/dev/null || true
   done
   if [[ -n ${KEEP_E2E_DIR:-} ]]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
+  remove_new_podman_cache  # after the podman calls above
 }
 trap cleanup EXIT
 
@@ -212,6 +214,7 @@ YAML
   echo "   ($firmware under vmgate-launcher: $((SECONDS - boot_start)) s)"
 done
 
+remove_new_podman_cache
 check "no host path created (/run/mount, CNI's lock, podman's default storage)" \
   test "$(host_paths)" = "$host_paths_before"
 
