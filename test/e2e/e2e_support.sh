@@ -51,10 +51,11 @@ token_kubeconfig() { user_kubeconfig "$1" "{token: \"$2\"}" "${@:3}"; }
 host_paths() { ls -d /run/mount /etc/cni/net.d/cni.lock /var/lib/containers /run/containers 2>/dev/null || true; }
 # Except one: podman's image library keeps its blob-info cache in /var/lib/containers/cache when
 # run as root, whatever --root says. note_podman_cache records whether the machine had it;
-# remove_new_podman_cache removes it again when the test made it.
+# remove_new_podman_cache [PREFIX...] removes it again when the test made it, through PREFIX
+# (sudo when the test runs podman with sudo).
 note_podman_cache() { if [[ -e /var/lib/containers ]]; then podman_cache_was_there=1; else podman_cache_was_there=0; fi; }
 remove_new_podman_cache() {
-  if [[ ${podman_cache_was_there:-1} == 0 && $(id -u) -eq 0 ]]; then rm -rf /var/lib/containers; fi
+  if [[ ${podman_cache_was_there:-1} == 0 ]]; then "$@" rm -rf /var/lib/containers; fi
 }
 
 # A free TCP port on 127.0.0.1.

@@ -49,7 +49,7 @@ cleanup() {
   fi
   # The mounts lived in the namespaces, gone with their processes; the files are root's.
   if [[ -n ${KEEP_E2E_DIR:-} ]]; then echo "kept $dir" >&2; else "${as_root[@]}" rm -rf "$dir"; fi
-  remove_new_podman_cache  # after the podman calls above
+  remove_new_podman_cache "${as_root[@]}"  # after the podman calls above
 }
 trap cleanup EXIT
 
@@ -293,7 +293,7 @@ check "podman: exit 0 on SIGTERM (podman stop)" \
 "${podman_[@]}" rm "$container" >/dev/null
 podman_container=""
 
-remove_new_podman_cache
+remove_new_podman_cache "${as_root[@]}"
 check "no host path created (/run/mount, CNI's lock, podman's default storage)" \
   test "$(host_paths)" = "$host_paths_before"
 
