@@ -18,9 +18,9 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -30,6 +30,7 @@
 
 #include "vmgate/server/access_log.hpp"
 #include "vmgate/server/routing.hpp"
+#include "vmgate/server/tls_stream.hpp"
 
 namespace vmgate::serve {
 
@@ -136,6 +137,13 @@ struct LookupWaits {
   }
 };
 
+BioMethodPtr made(BioMethodPtr method) {
+  if (method == nullptr) {
+    throw std::bad_alloc();
+  }
+  return method;
+}
+
 struct ServerState {
   explicit ServerState(ServerParts server_parts)
       : parts(std::move(server_parts)),
@@ -164,6 +172,9 @@ struct ServerState {
   std::mutex sessions_mutex;
   std::unordered_map<const HttpsSession*, std::weak_ptr<HttpsSession>> sessions;
   std::shared_ptr<LookupWaits> lookup_waits = std::make_shared<LookupWaits>();
+  // The BIO of every connection's TLS (TlsChannel); before the io_context, whose destruction
+  // ends the last sessions.
+  BioMethodPtr bio_method = made(TlsChannel::make_bio_method());
 
   // The asio wrapper of the certificate snapshot new connections use; touched only by the
   // accept loop (one strand).
@@ -227,7 +238,9 @@ struct ServerState {
 class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
  public:
   HttpsSession(tcp::socket&& socket, std::shared_ptr<ssl::context> context, ServerState& server)
-      : context_(std::move(context)), stream_(std::move(socket), *context_), server_(server) {}
+      : context_(std::move(context)),
+        stream_(std::move(socket), context_->native_handle(), server.bio_method.get()),
+        server_(server) {}
 
   HttpsSession(const HttpsSession&) = delete;
   HttpsSession& operator=(const HttpsSession&) = delete;
@@ -264,7 +277,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
           // The idle read must end before the TLS shutdown may use the stream: its handler
           // (on_first_bytes) sends the close_notify.
           self->close_notify_ = true;
-          self->socket_layer().cancel();
+          self->stream_.cancel();
         }
       });
     });
@@ -286,14 +299,10 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     server_.body_budget.release(body_reserved_);
     body_reserved_ = 0;
   }
-  beast::tcp_stream& socket_layer() { return beast::get_lowest_layer(stream_); }
-
-  // The stream's read and write timers set from one clock read: Beast's expires_after reads the
-  // clock for each (the server reads it about ten times per request, so this counts).
   // Saturates, as Asio's own addition does, for a timeout option of centuries.
   void expire_in(Clock::duration time) {
     const Clock::time_point now = Clock::now();
-    socket_layer().expires_at(time < Clock::time_point::max() - now ? now + time : Clock::time_point::max());
+    stream_.expires_at(time < Clock::time_point::max() - now ? now + time : Clock::time_point::max());
   }
 
   void close() {
@@ -302,7 +311,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     }
     // close(2) alone sends the FIN and cancels pending operations; a shutdown(2) first would be
     // one more system call per connection.
-    socket_layer().close();
+    stream_.close();
   }
 
   // An orderly end (Connection: close, the drain's last call) sends a TLS close_notify before
@@ -318,8 +327,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
   void detect() {
     expire_in(options().handshake_timeout);
-    stream_.async_handshake(ssl::stream_base::server,
-                            beast::bind_front_handler(&HttpsSession::on_handshake, shared_from_this()));
+    stream_.async_handshake(beast::bind_front_handler(&HttpsSession::on_handshake, shared_from_this()));
   }
 
   void on_handshake(error_code error) {
@@ -332,8 +340,8 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     if (error.category() == net::error::get_ssl_category() &&
         ERR_GET_REASON(static_cast<unsigned long>(error.value())) == SSL_R_HTTP_REQUEST) {
       server_.parts.metrics.record_rejection(Rejection::plain_http);
-      net::async_write(socket_layer(), net::buffer(plain_http_answer.data(), plain_http_answer.size()),
-                       [self = shared_from_this()](error_code, std::size_t) { self->close(); });
+      stream_.async_write_plain(net::buffer(plain_http_answer.data(), plain_http_answer.size()),
+                                [self = shared_from_this()](error_code, std::size_t) { self->close(); });
       return;
     }
     server_.parts.metrics.record_tls_handshake_error();
@@ -504,7 +512,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     }
     // At least a millisecond, so that a deadline already past still lets a body that is on its
     // way be read and refused with 504 rather than the connection cut.
-    socket_layer().expires_at(std::max(deadline, Clock::now() + std::chrono::milliseconds{1}));
+    stream_.expires_at(std::max(deadline, Clock::now() + std::chrono::milliseconds{1}));
     if (parser_->is_done()) {
       on_body({}, 0);
       return;
@@ -591,22 +599,21 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   // 413). So, like nginx's lingering_close: stop sending, read and discard for a while, close.
   void linger() {
     error_code ignored;
-    socket_layer().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     expire_in(linger_time);
     discard_.resize(read_chunk);
     discard_input();
   }
 
   void discard_input() {
-    socket_layer().async_read_some(net::buffer(discard_),
-                                   [self = shared_from_this()](error_code error, std::size_t bytes) {
-                                     self->discarded_ += bytes;
-                                     if (error || self->discarded_ > linger_limit) {
-                                       self->close();
-                                       return;
-                                     }
-                                     self->discard_input();
-                                   });
+    stream_.async_read_plain(net::buffer(discard_), [self = shared_from_this()](error_code error, std::size_t bytes) {
+      self->discarded_ += bytes;
+      if (error || self->discarded_ > linger_limit) {
+        self->close();
+        return;
+      }
+      self->discard_input();
+    });
   }
 
   // The answer is written as one buffer, status line and header included: one TLS record
@@ -634,8 +641,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     out += keep_alive_ ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n";
     out += answer.body;
     expire_in(options().body_timeout);
-    net::async_write(stream_, net::buffer(out_),
-                     beast::bind_front_handler(&HttpsSession::on_write, shared_from_this()));
+    stream_.async_write(net::buffer(out_), beast::bind_front_handler(&HttpsSession::on_write, shared_from_this()));
   }
 
   void on_write(error_code error, std::size_t /*bytes*/) {
@@ -671,7 +677,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   static constexpr std::size_t large_buffer = 65536;
 
   std::shared_ptr<ssl::context> context_;  // the certificate this connection presented
-  beast::ssl_stream<beast::tcp_stream> stream_;
+  TlsStream stream_;
   ServerState& server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
