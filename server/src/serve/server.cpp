@@ -380,6 +380,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     request_start_ = Clock::now();
     header_bytes_ = 0;
     header_timer_armed_ = false;
+    direct_body_ = false;
     parse_header();
   }
 
@@ -432,12 +433,14 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   }
 
   // Beast counts the start line apart from the fields within one put(): the total decides.
-  // Then whatever of the body is buffered is parsed at once, without a trip through Asio.
+  // A body of known length is read by read_body, straight into the buffer; a chunked one goes
+  // through Beast, whatever of it is buffered parsed at once, without a trip through Asio.
   void finish_header() {
     error_code error;
+    direct_body_ = !parser_->chunked() && parser_->content_length().has_value();
     if (header_bytes_ > options().max_header_bytes) {
       error = http::error::header_limit;
-    } else if (buffer_.size() > 0 && !parser_->is_done()) {
+    } else if (buffer_.size() > 0 && !parser_->is_done() && !direct_body_) {
       parser_->eager(true);
       buffer_.consume(parser_->put(buffer_.data(), error));
       if (error == http::error::need_more) {
@@ -493,8 +496,9 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     }
     // The body is held whole until the answer is written: reserve it against the budget shared
     // by all connections before reading it (a chunked body may grow to the limit).
-    const std::size_t body_bytes = parser_->is_done() ? parser_->get().body().size()
-                                                      : parser_->content_length().value_or(options().max_body_bytes);
+    const std::size_t body_bytes = direct_body_         ? *parser_->content_length()
+                                   : parser_->is_done() ? parser_->get().body().size()
+                                                        : options().max_body_bytes;
     if (!reserve_body(body_bytes)) {
       refuse(webhook::status_answer(503, "too many request bodies in flight (--max-body-memory " +
                                              std::to_string(options().max_body_memory) + " bytes); retry"),
@@ -513,11 +517,42 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     // At least a millisecond, so that a deadline already past still lets a body that is on its
     // way be read and refused with 504 rather than the connection cut.
     stream_.expires_at(std::max(deadline, Clock::now() + std::chrono::milliseconds{1}));
+    if (direct_body_) {
+      read_body();
+      return;
+    }
     if (parser_->is_done()) {
       on_body({}, 0);
       return;
     }
     http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpsSession::on_body, shared_from_this()));
+  }
+
+  // A Content-Length body, already admitted by the limits: left in the read buffer and reviewed
+  // there (Beast's string body would copy it once more, after zero-filling its room).
+  void read_body() {
+    const std::size_t length = *parser_->content_length();
+    if (buffer_.size() >= length) {
+      on_body({}, 0);
+      return;
+    }
+    stream_.async_read_some(buffer_.prepare(std::max(length - buffer_.size(), read_chunk)),
+                            [self = shared_from_this()](error_code error, std::size_t bytes) {
+                              if (error) {
+                                self->on_body(error, 0);
+                                return;
+                              }
+                              self->buffer_.commit(bytes);
+                              self->read_body();
+                            });
+  }
+
+  // The request's body: at the front of the read buffer, or in Beast's string body.
+  std::string_view body() const {
+    if (direct_body_) {
+      return {static_cast<const char*>(buffer_.data().data()), *parser_->content_length()};
+    }
+    return parser_->get().body();
   }
 
   void on_body(error_code error, std::size_t /*bytes*/) {
@@ -567,7 +602,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   void review_round() {
     ServerState& server = server_;
     webhook::ReviewResult result =
-        webhook::review(endpoint_, parser_->get().body(), server.parts.pipeline, *view_, server.parts.review_options);
+        webhook::review(endpoint_, body(), server.parts.pipeline, *view_, server.parts.review_options, decode_storage_);
     if (view_->has_misses() && lookup_rounds_ < max_lookup_rounds && Clock::now() < lookup_deadline_) {
       ++lookup_rounds_;
       server.lookup_waits->add(shared_from_this());
@@ -645,10 +680,16 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   }
 
   void on_write(error_code error, std::size_t /*bytes*/) {
+    if (direct_body_) {
+      buffer_.consume(*parser_->content_length());  // what follows is the next request
+    }
     parser_.reset();
     release_body();
     if (out_.capacity() > large_buffer) {
       std::string().swap(out_);
+    }
+    if (decode_storage_.capacity() > large_buffer) {
+      std::string().swap(decode_storage_);
     }
     if (error) {
       return;
@@ -681,11 +722,13 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   ServerState& server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::string out_;  // the answer being written
+  std::string out_;             // the answer being written
+  std::string decode_storage_;  // the request body decoded in place (webhook::review's scratch)
   bool keep_alive_ = true;
   webhook::Endpoint endpoint_ = webhook::Endpoint::vm_mutate;
   Clock::time_point request_start_;
   std::size_t header_bytes_ = 0;  // of the request being read, parsed so far
+  bool direct_body_ = false;      // the body (Content-Length) is read into buffer_, not by Beast
   bool header_timer_armed_ = false;
   std::optional<Clock::time_point> deadline_;
   std::shared_ptr<kube::RequestView> view_;  // the admission's cluster, kept across lookup rounds

@@ -340,10 +340,10 @@ ReviewResult refuse(int status, std::string message, ReviewSummary summary) {
 }
 
 ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
-                 const admission::ClusterView& cluster, const ReviewOptions& options, ReviewSummary& summary) {
+                 const admission::ClusterView& cluster, const ReviewOptions& options, std::string& storage,
+                 ReviewSummary& summary) {
   // The review's strings stay in `storage` (decoded in place, not copied again); everything
   // read from the review is used or copied before this function returns.
-  std::string storage;
   Result<json::Document, json::DecodeError> parsed = json::parse_json_in_place(body, storage, options.limits);
   if (!parsed) {
     return refuse(400, "cannot decode the request body: " + parsed.error().message, std::move(summary));
@@ -446,9 +446,15 @@ std::vector<std::string> kubevirt_service_account_usernames(std::string_view kub
 
 ReviewResult review(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
                     const admission::ClusterView& cluster, const ReviewOptions& options) {
+  std::string scratch;
+  return review(endpoint, body, pipeline, cluster, options, scratch);
+}
+
+ReviewResult review(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
+                    const admission::ClusterView& cluster, const ReviewOptions& options, std::string& scratch) {
   ReviewSummary summary;
   try {
-    return run(endpoint, body, pipeline, cluster, options, summary);
+    return run(endpoint, body, pipeline, cluster, options, scratch, summary);
   } catch (const std::exception& error) {
     // A rule bug (json::MisuseError) or memory exhaustion: not the apiserver's fault, so no
     // AdmissionReview; HTTP 500 lets the webhook's failurePolicy decide.

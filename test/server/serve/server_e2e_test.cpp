@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "server/serve/serve_test_support.hpp"
 #include "support/apply_patch.hpp"
@@ -157,6 +158,51 @@ TEST_F(ServeEndToEnd, KeepAliveServesManyRequestsOnOneConnection) {
                    "decision=\"allowed\",code=\"200\",dry_run=\"false\"} 200\n"),
       std::string::npos)
       << metrics;
+}
+
+// However a request's bytes arrive — several requests in one write, a body in pieces over
+// several TLS records and reads, a chunked body — each is answered once, as when sent alone.
+TEST_F(ServeEndToEnd, PipelinedPiecewiseAndChunkedRequestsGetTheAnswerOfOneSentAlone) {
+  const std::string body = read_file(kFixtures + "vm-mutate-create.request.json");
+  const std::string target = "/virtualmachines-mutate";
+  HttpConnection connection = connect();
+  Result<HttpResponse> alone = connection.post(target, body);
+  ASSERT_TRUE(alone.ok()) << alone.error().message;
+  ASSERT_EQ(alone->status, 200);
+
+  const std::string request = apiserver_request(target, body);
+  ASSERT_TRUE(connection.send(request + request + request).ok());
+  for (int i = 0; i < 3; ++i) {
+    Result<HttpResponse> answer = connection.read_response();
+    ASSERT_TRUE(answer.ok()) << "pipelined request " << i << ": " << answer.error().message;
+    EXPECT_EQ(answer->body, alone->body) << "pipelined request " << i;
+  }
+
+  const std::size_t header_end = request.find("\r\n\r\n") + 4;
+  ASSERT_TRUE(connection.send(request.substr(0, header_end + 7)).ok());
+  for (std::size_t at = header_end + 7; at < request.size(); at += 500) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+    ASSERT_TRUE(connection.send(request.substr(at, 500)).ok());
+  }
+  Result<HttpResponse> piecewise = connection.read_response();
+  ASSERT_TRUE(piecewise.ok()) << piecewise.error().message;
+  EXPECT_EQ(piecewise->body, alone->body);
+
+  std::string chunked =
+      "POST " + target + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (std::size_t at = 0; at < body.size(); at += 1000) {
+    const std::string piece = body.substr(at, 1000);
+    std::ostringstream size;
+    size << std::hex << piece.size();
+    chunked += size.str() + "\r\n" + piece + "\r\n";
+  }
+  chunked += "0\r\n\r\n";
+  ASSERT_TRUE(connection.send(chunked + request).ok());
+  for (const char* which : {"chunked", "after the chunked one"}) {
+    Result<HttpResponse> answer = connection.read_response();
+    ASSERT_TRUE(answer.ok()) << which << ": " << answer.error().message;
+    EXPECT_EQ(answer->body, alone->body) << which;
+  }
 }
 
 TEST_F(ServeEndToEnd, OneJsonLogLinePerAdmissionWithoutTheObject) {

@@ -36,7 +36,8 @@ using testing::TestPki;
 // A blocking TLS client on a connected socket; verification off (the server is the subject).
 class Client {
  public:
-  explicit Client(std::uint16_t port) : context_(SSL_CTX_new(TLS_client_method())) {
+  explicit Client(std::uint16_t port, int max_version = 0) : context_(SSL_CTX_new(TLS_client_method())) {
+    SSL_CTX_set_max_proto_version(context_.get(), max_version);
     socket_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -199,6 +200,21 @@ TEST_F(TlsStreamTest, CarriesManyRecordsBothWays) {
   EXPECT_EQ(write_result->first, error_code());
   EXPECT_EQ(write_result->second, message.size());
   EXPECT_TRUE(echoed == message) << "the client read " << echoed.size() << " bytes, not the ones written";
+}
+
+TEST_F(TlsStreamTest, ServesTls12) {
+  Client client(port(), TLS1_2_VERSION);
+  ASSERT_TRUE(handshake(client));
+  EXPECT_EQ(SSL_version(stream_->native_handle()), TLS1_2_VERSION);
+  std::optional<std::pair<error_code, std::size_t>> written;
+  stream_->async_write(net::buffer("hello", 5),
+                       [&](error_code error, std::size_t bytes) { written.emplace(error, bytes); });
+  std::string read;
+  std::thread peer([&] { read = client.read(5); });
+  run_until([&] { return written.has_value(); });
+  peer.join();
+  EXPECT_EQ(written->first, error_code());
+  EXPECT_EQ(read, "hello");
 }
 
 TEST_F(TlsStreamTest, TheEndOfTheStreamIsEofWithACloseNotifyAndTruncatedWithout) {
