@@ -57,7 +57,8 @@ class TlsChannel {
   /// errno of a failed send(2) (0: none): OpenSSL reports it as SSL_ERROR_SYSCALL.
   int send_error() const { return send_error_; }
 
-  static constexpr std::size_t input_capacity = std::size_t{17} * 1024;  // a whole record: 16 KiB + overhead
+  // Two whole records (16 KiB + overhead each): a request of up to ~32 KiB is one read(2).
+  static constexpr std::size_t input_capacity = std::size_t{34} * 1024;
 
  private:
   static int read_callback(BIO* bio, char* out, int size);
