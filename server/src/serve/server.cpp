@@ -20,7 +20,6 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <mutex>
-#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -137,13 +136,6 @@ struct LookupWaits {
   }
 };
 
-BioMethodPtr made(BioMethodPtr method) {
-  if (method == nullptr) {
-    throw std::bad_alloc();
-  }
-  return method;
-}
-
 struct ServerState {
   explicit ServerState(ServerParts server_parts)
       : parts(std::move(server_parts)),
@@ -174,7 +166,7 @@ struct ServerState {
   std::shared_ptr<LookupWaits> lookup_waits = std::make_shared<LookupWaits>();
   // The BIO of every connection's TLS (TlsChannel); before the io_context, whose destruction
   // ends the last sessions.
-  BioMethodPtr bio_method = made(TlsChannel::make_bio_method());
+  BioMethodPtr bio_method = TlsChannel::make_bio_method();
 
   // The asio wrapper of the certificate snapshot new connections use; touched only by the
   // accept loop (one strand).
@@ -380,7 +372,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     request_start_ = Clock::now();
     header_bytes_ = 0;
     header_timer_armed_ = false;
-    direct_body_ = false;
+    direct_body_.reset();
     parse_header();
   }
 
@@ -437,7 +429,9 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   // through Beast, whatever of it is buffered parsed at once, without a trip through Asio.
   void finish_header() {
     error_code error;
-    direct_body_ = !parser_->chunked() && parser_->content_length().has_value();
+    if (const auto length = parser_->content_length(); length && !parser_->chunked()) {
+      direct_body_ = static_cast<std::size_t>(*length);
+    }
     if (header_bytes_ > options().max_header_bytes) {
       error = http::error::header_limit;
     } else if (buffer_.size() > 0 && !parser_->is_done() && !direct_body_) {
@@ -496,7 +490,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     }
     // The body is held whole until the answer is written: reserve it against the budget shared
     // by all connections before reading it (a chunked body may grow to the limit).
-    const std::size_t body_bytes = direct_body_         ? *parser_->content_length()
+    const std::size_t body_bytes = direct_body_         ? *direct_body_
                                    : parser_->is_done() ? parser_->get().body().size()
                                                         : options().max_body_bytes;
     if (!reserve_body(body_bytes)) {
@@ -531,7 +525,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   // A Content-Length body, already admitted by the limits: left in the read buffer and reviewed
   // there (Beast's string body would copy it once more, after zero-filling its room).
   void read_body() {
-    const std::size_t length = *parser_->content_length();
+    const std::size_t length = *direct_body_;
     if (buffer_.size() >= length) {
       on_body({}, 0);
       return;
@@ -550,7 +544,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   // The request's body: at the front of the read buffer, or in Beast's string body.
   std::string_view body() const {
     if (direct_body_) {
-      return {static_cast<const char*>(buffer_.data().data()), *parser_->content_length()};
+      return {static_cast<const char*>(buffer_.data().data()), *direct_body_};
     }
     return parser_->get().body();
   }
@@ -681,16 +675,12 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
 
   void on_write(error_code error, std::size_t /*bytes*/) {
     if (direct_body_) {
-      buffer_.consume(*parser_->content_length());  // what follows is the next request
+      buffer_.consume(*direct_body_);  // what follows is the next request
     }
     parser_.reset();
     release_body();
-    if (out_.capacity() > large_buffer) {
-      std::string().swap(out_);
-    }
-    if (decode_storage_.capacity() > large_buffer) {
-      std::string().swap(decode_storage_);
-    }
+    release_if_large(out_);
+    release_if_large(decode_storage_);
     if (error) {
       return;
     }
@@ -717,6 +707,13 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   static constexpr std::size_t linger_limit = std::size_t{64} << 20U;
   static constexpr std::size_t large_buffer = 65536;
 
+  // A large request's or answer's memory is not kept for the connection's life.
+  static void release_if_large(std::string& text) {
+    if (text.capacity() > large_buffer) {
+      std::string().swap(text);
+    }
+  }
+
   std::shared_ptr<ssl::context> context_;  // the certificate this connection presented
   TlsStream stream_;
   ServerState& server_;
@@ -728,7 +725,9 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   webhook::Endpoint endpoint_ = webhook::Endpoint::vm_mutate;
   Clock::time_point request_start_;
   std::size_t header_bytes_ = 0;  // of the request being read, parsed so far
-  bool direct_body_ = false;      // the body (Content-Length) is read into buffer_, not by Beast
+  // The length of a Content-Length body, which is read into buffer_ and reviewed there; unset
+  // when Beast reads the body (chunked).
+  std::optional<std::size_t> direct_body_;
   bool header_timer_armed_ = false;
   std::optional<Clock::time_point> deadline_;
   std::shared_ptr<kube::RequestView> view_;  // the admission's cluster, kept across lookup rounds

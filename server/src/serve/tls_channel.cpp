@@ -16,7 +16,7 @@ BioMethodPtr TlsChannel::make_bio_method() {
       BIO_meth_set_write(method.get(), &TlsChannel::write_callback) != 1 ||
       BIO_meth_set_ctrl(method.get(), &TlsChannel::control_callback) != 1 ||
       BIO_meth_set_create(method.get(), &TlsChannel::create_callback) != 1) {
-    return nullptr;
+    throw std::bad_alloc();
   }
   return method;
 }

@@ -30,7 +30,7 @@ using SslPtr = std::unique_ptr<SSL, SslFree>;
 class TlsChannel {
  public:
   /// The BIO method every channel's BIO is made from: one per server, shared by its connections
-  /// (immutable once made). Null when OpenSSL cannot allocate it.
+  /// (immutable once made). Throws std::bad_alloc when OpenSSL cannot allocate it.
   static BioMethodPtr make_bio_method();
 
   /// A server-side channel on a connected, non-blocking socket. Throws std::bad_alloc when
