@@ -66,6 +66,24 @@ inline bool rapidjson::Document::EndArray(rapidjson::SizeType elementCount) {
   return true;
 }
 
+// RapidJSON 1.1.0's String and Key, one call per string a decoder reads, are more than g++
+// inlines, so every key and string paid a call that saves and restores six registers around
+// a 16-byte push. The same two cases, always inline; growing the stack stays out of line.
+template <>
+RAPIDJSON_FORCEINLINE inline bool rapidjson::Document::String(const Ch* str, SizeType length, bool copy) {
+  if (RAPIDJSON_LIKELY(!copy)) {
+    new (stack_.template Push<ValueType>()) ValueType(str, length);
+  } else {
+    new (stack_.template Push<ValueType>()) ValueType(str, length, GetAllocator());
+  }
+  return true;
+}
+
+template <>
+RAPIDJSON_FORCEINLINE inline bool rapidjson::Document::Key(const Ch* str, SizeType length, bool copy) {
+  return String(str, length, copy);
+}
+
 namespace vmgate::json {
 
 using Value = rapidjson::Value;
