@@ -139,7 +139,12 @@ struct KnownFields::Tree {
 
   class Walk {
    public:
-    Walk(ErrorList& errors, Release release) : errors_(errors), release_(release) {}
+    // Room for a VM's nesting and its open objects' members at once rather than by doubling
+    // (a dozen allocations per request otherwise).
+    Walk(ErrorList& errors, Release release) : errors_(errors), release_(release) {
+      path_.reserve(16);
+      found_.reserve(128);
+    }
 
     // go-openapi's object validator: the members no property declares, then the required
     // ones missing; then each member's own value.
