@@ -67,7 +67,7 @@ inline bool rapidjson::Document::EndArray(rapidjson::SizeType elementCount) {
 }
 
 // RapidJSON 1.1.0's String and Key, one call per string a decoder reads, are more than g++
-// inlines, so every key and string paid a call that saves and restores six registers around
+// inlines, so every key and string paid a call that saves and restores registers around
 // a 16-byte push. The same two cases, always inline; growing the stack stays out of line.
 template <>
 RAPIDJSON_FORCEINLINE inline bool rapidjson::Document::String(const Ch* str, SizeType length, bool copy) {
