@@ -38,8 +38,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::size_t answer_bytes = 0;
+  const vmgate::webhook::ReviewOptions options;
+  vmgate::webhook::ReviewScratch scratch;  // kept across requests, as a connection of vmgate serve keeps it
   for (int i = 0; i < iterations; ++i) {
-    vmgate::webhook::ReviewResult result = vmgate::webhook::review(endpoint, body, pipeline, cluster->store);
+    vmgate::webhook::ReviewResult result =
+        vmgate::webhook::review(endpoint, body, pipeline, cluster->store, options, scratch);
     if (result.answer.status != 200) {
       std::cerr << result.answer.body << '\n';
       return 1;

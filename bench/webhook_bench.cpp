@@ -34,8 +34,11 @@ void review(benchmark::State& state, vmgate::webhook::Endpoint endpoint, const s
   const std::string body = vmgate::bench::read_body(size);
   const vmgate::admission::Pipeline pipeline;
   const vmgate::kube::LoadedCluster& cluster = common_instancetypes();
+  const vmgate::webhook::ReviewOptions options;
+  vmgate::webhook::ReviewScratch scratch;  // kept across requests, as a connection of vmgate serve keeps it
   for (auto _ : state) {
-    vmgate::webhook::ReviewResult result = vmgate::webhook::review(endpoint, body, pipeline, cluster.store);
+    vmgate::webhook::ReviewResult result =
+        vmgate::webhook::review(endpoint, body, pipeline, cluster.store, options, scratch);
     if (result.answer.status != 200) {
       state.SkipWithError(result.answer.body.c_str());
       break;

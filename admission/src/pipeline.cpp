@@ -61,15 +61,15 @@ MutationOutcome denied(Verdict verdict) {
   return outcome;
 }
 
-MutationOutcome mutated(const json::Value& original, json::Document document) {
+MutationOutcome mutated(const json::Value& original, json::Document document, json::Allocator* allocator) {
   MutationOutcome outcome;
-  outcome.patch = json::diff(original, document);
+  outcome.patch = json::diff(original, document, allocator);
   outcome.mutated = std::move(document);
   return outcome;
 }
 
-json::Document copy_of(const json::Value& value) {
-  json::Document document;
+json::Document copy_of(const json::Value& value, json::Allocator* allocator) {
+  json::Document document(allocator);
   json::Value copied = json::copy(value, document.GetAllocator());
   static_cast<json::Value&>(document).Swap(copied);
   return document;
@@ -111,10 +111,10 @@ MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, co
     return denied(schema_denial(std::move(errors)));
   }
   if (being_deleted(object)) {
-    return mutated(object, copy_of(object));
+    return mutated(object, copy_of(object, request.allocator), request.allocator);
   }
   const std::string namespace_name = effective_namespace(object, request.namespace_name);
-  json::Document vm = copy_of(object);
+  json::Document vm = copy_of(object, request.allocator);
   json::Allocator& allocator = vm.GetAllocator();
 
   // pkg/instancetype/webhooks/vm/mutator.go
@@ -156,7 +156,7 @@ MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, co
   if (policy == "expandAll" || (policy == "expand" && !has_revision)) {
     expand::expand_vm_in_place(vm, namespace_name, cluster);
   }
-  return mutated(object, std::move(vm));
+  return mutated(object, std::move(vm), request.allocator);
 }
 
 // A struct member of a KubeVirt object (spec, status) as Go decodes it: absent or null is the
@@ -173,7 +173,7 @@ MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, c
       !errors.empty()) {
     return denied(schema_denial(std::move(errors)));
   }
-  json::Document vmi = copy_of(object);
+  json::Document vmi = copy_of(object, request.allocator);
   if (request.operation == Operation::create) {
     const std::string namespace_name = effective_namespace(object, request.namespace_name);
     if (auto error = defaults::apply_vmi_create_defaults(vmi, namespace_name, cluster.config(), request.now,
@@ -192,7 +192,7 @@ MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, c
       }
     }
   }
-  return mutated(object, std::move(vmi));
+  return mutated(object, std::move(vmi), request.allocator);
 }
 
 // KubeVirt logs an invalid CR configuration and goes on with the defaults; vmgate says so in
@@ -274,7 +274,7 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
   }
   const std::string namespace_name = effective_namespace(object, request.namespace_name);
   std::vector<std::string> warnings;
-  json::Document vm = copy_of(object);
+  json::Document vm = copy_of(object, request.allocator);
   json::Allocator& allocator = vm.GetAllocator();
 
   // pkg/instancetype/webhooks/vm/admitter.go ApplyToVM: lookup failures are ignored.

@@ -1085,13 +1085,14 @@ const Value* find_duplicate_key(const Value& object) {
 // `text` is the input as the user sent it (for positions and UTF-8 validation); `stream` reads
 // either it (copying strings) or an in-situ copy of it.
 template <unsigned Flags, class Stream>
-Result<Document, DecodeError> parse_stream(std::string_view text, Stream& stream, const DecodeLimits& limits) {
+Result<Document, DecodeError> parse_stream(std::string_view text, Stream& stream, const DecodeLimits& limits,
+                                           Allocator* allocator = nullptr) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return DecodeError{0, 0, "empty input"};
   }
   rapidjson::Reader reader;
   rapidjson::ParseResult parsed;
-  Document document;
+  Document document(allocator);
   std::optional<DecodeError> failure;
   auto generate = [&](Document& target) {
     CheckingHandler<Stream> handler(target, stream, text, limits.max_depth);
@@ -1140,7 +1141,7 @@ void copy_for_decoding(std::string_view text, std::string& storage) {
 }
 
 std::optional<Document> decode_in_place_single_pass(std::string_view text, std::string& storage,
-                                                    const DecodeLimits& limits) {
+                                                    const DecodeLimits& limits, Allocator* allocator) {
   if (text.size() >= std::numeric_limits<rapidjson::SizeType>::max()) {
     return std::nullopt;  // RapidJSON's string lengths are 32 bits
   }
@@ -1151,7 +1152,7 @@ std::optional<Document> decode_in_place_single_pass(std::string_view text, std::
     decoded = decoder.run(target);
     return decoded;
   };
-  Document document;
+  Document document(allocator);
   document.Populate(generate);
   if (!decoded) {
     return std::nullopt;
@@ -1160,22 +1161,22 @@ std::optional<Document> decode_in_place_single_pass(std::string_view text, std::
 }
 
 Result<Document, DecodeError> decode_in_place_with_rapidjson(std::string_view text, std::string& storage,
-                                                             const DecodeLimits& limits) {
+                                                             const DecodeLimits& limits, Allocator* allocator) {
   copy_for_decoding(text, storage);
   InPlaceStream stream(storage.data());
-  return parse_stream<kParseFlags | rapidjson::kParseInsituFlag>(text, stream, limits);
+  return parse_stream<kParseFlags | rapidjson::kParseInsituFlag>(text, stream, limits, allocator);
 }
 
 }  // namespace detail
 
 Result<Document, DecodeError> parse_json_in_place(std::string_view text, std::string& storage,
-                                                  const DecodeLimits& limits) {
-  if (std::optional<Document> decoded = detail::decode_in_place_single_pass(text, storage, limits)) {
+                                                  const DecodeLimits& limits, Allocator* allocator) {
+  if (std::optional<Document> decoded = detail::decode_in_place_single_pass(text, storage, limits, allocator)) {
     return ParseOutcome(std::move(*decoded));
   }
   // Declined (mostly input to refuse): RapidJSON's parse over a fresh copy (the first pass wrote
   // into `storage`) says what is wrong and where.
-  return detail::decode_in_place_with_rapidjson(text, storage, limits);
+  return detail::decode_in_place_with_rapidjson(text, storage, limits, allocator);
 }
 
 std::optional<DecodeError> check_structure(const Value& value, const DecodeLimits& limits) {

@@ -216,8 +216,9 @@ class Differ {
 
 }  // namespace
 
-Document diff(const Value& from, const Value& to) {
-  Document patch(rapidjson::kArrayType);
+Document diff(const Value& from, const Value& to, Allocator* allocator) {
+  Document patch(allocator);
+  patch.SetArray();
   Differ(patch).value(from, to);
   return patch;
 }

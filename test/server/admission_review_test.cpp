@@ -658,6 +658,39 @@ TEST(AdmissionReviewRobustness, ConcurrentReviewsShareOnePipelineAndCluster) {
   }
 }
 
+TEST(AdmissionReviewRobustness, OneScratchAcrossReviewsAnswersAsAFreshReview) {
+  // A connection keeps one ReviewScratch for all its requests: whatever came before (a larger
+  // body, documents that outgrew the arena's first chunk, a refusal), each answer is the one a
+  // review with nothing kept gives.
+  std::string labels;
+  for (int i = 0; i < 4000; ++i) {  // the request, its copy and the patch: far beyond one chunk
+    labels += (i == 0 ? "" : ",") + std::string(R"("label-)") + std::to_string(i) + R"(":"value")";
+  }
+  std::string labelled(kVm);
+  labelled.insert(labelled.find(R"("name":"vm-a")"), R"("labels":{)" + labels + "},");
+  const std::vector<std::pair<Endpoint, std::string>> requests = {
+      {Endpoint::vm_mutate, testing::read_file(kFixtures + "vm-mutate-create.request.json")},
+      {Endpoint::vm_mutate, review_body(labelled)},
+      {Endpoint::vm_validate, testing::read_file(kFixtures + "vm-validate-conflict.request.json")},
+      {Endpoint::vm_mutate, "{\"not json"},
+      {Endpoint::vmi_mutate, testing::read_file(kFixtures + "vmi-mutate-create.request.json")},
+      {Endpoint::vm_mutate, review_body(kVm)},
+  };
+  ASSERT_GT(requests[1].second.size(), ReviewScratch::arena_bytes);
+  ReviewScratch scratch;
+  const ReviewOptions options;
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& [endpoint, body] : requests) {
+      const HttpAnswer fresh = call(endpoint, body);
+      const HttpAnswer kept = review(endpoint, body, shared().pipeline, shared().cluster, options, scratch).answer;
+      EXPECT_EQ(kept.status, fresh.status);
+      EXPECT_EQ(kept.body, fresh.body);
+    }
+  }
+  const HttpAnswer labelled_answer = call(Endpoint::vm_mutate, review_body(labelled));
+  EXPECT_NE(json::find_path(response_of(labelled_answer), {"response", "patch"}), nullptr);  // a copy was diffed
+}
+
 TEST(AdmissionReviewRobustness, StatusAnswerForTheTransport) {
   const HttpAnswer answer = status_answer(413, "request body larger than 8388608 bytes");
   EXPECT_EQ(answer.status, 413);

@@ -596,7 +596,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   void review_round() {
     ServerState& server = server_;
     webhook::ReviewResult result =
-        webhook::review(endpoint_, body(), server.parts.pipeline, *view_, server.parts.review_options, decode_storage_);
+        webhook::review(endpoint_, body(), server.parts.pipeline, *view_, server.parts.review_options, scratch_);
     if (view_->has_misses() && lookup_rounds_ < max_lookup_rounds && Clock::now() < lookup_deadline_) {
       ++lookup_rounds_;
       server.lookup_waits->add(shared_from_this());
@@ -680,7 +680,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     parser_.reset();
     release_body();
     release_if_large(out_);
-    release_if_large(decode_storage_);
+    release_if_large(scratch_.body());
     if (error) {
       return;
     }
@@ -719,8 +719,8 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   ServerState& server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::string out_;             // the answer being written
-  std::string decode_storage_;  // the request body decoded in place (webhook::review's scratch)
+  std::string out_;                 // the answer being written
+  webhook::ReviewScratch scratch_;  // what webhook::review keeps from one request to the next
   bool keep_alive_ = true;
   webhook::Endpoint endpoint_ = webhook::Endpoint::vm_mutate;
   Clock::time_point request_start_;

@@ -340,11 +340,14 @@ ReviewResult refuse(int status, std::string message, ReviewSummary summary) {
 }
 
 ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
-                 const admission::ClusterView& cluster, const ReviewOptions& options, std::string& storage,
+                 const admission::ClusterView& cluster, const ReviewOptions& options, ReviewScratch& scratch,
                  ReviewSummary& summary) {
-  // The review's strings stay in `storage` (decoded in place, not copied again); everything
-  // read from the review is used or copied before this function returns.
-  Result<json::Document, json::DecodeError> parsed = json::parse_json_in_place(body, storage, options.limits);
+  // Every document of the review allocates from `arena`, declared first so that it outlives
+  // them all. The review's strings stay in the scratch body (decoded in place, not copied
+  // again); everything read from the review is used or copied before this function returns.
+  json::Allocator arena(scratch.arena_chunk(), ReviewScratch::arena_bytes);
+  Result<json::Document, json::DecodeError> parsed =
+      json::parse_json_in_place(body, scratch.body(), options.limits, &arena);
   if (!parsed) {
     return refuse(400, "cannot decode the request body: " + parsed.error().message, std::move(summary));
   }
@@ -381,6 +384,7 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
     }
     stage.object = request.object;
     stage.old_object = request.old_object;
+    stage.allocator = &arena;
     const std::vector<std::string>& accounts = options.kubevirt_service_accounts;
     stage.from_kubevirt_service_account =
         !request.username.empty() && std::find(accounts.begin(), accounts.end(), request.username) != accounts.end();
@@ -446,12 +450,19 @@ std::vector<std::string> kubevirt_service_account_usernames(std::string_view kub
 
 ReviewResult review(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
                     const admission::ClusterView& cluster, const ReviewOptions& options) {
-  std::string scratch;
+  ReviewScratch scratch;
   return review(endpoint, body, pipeline, cluster, options, scratch);
 }
 
+void* ReviewScratch::arena_chunk() {
+  if (!arena_) {
+    arena_ = std::make_unique_for_overwrite<std::max_align_t[]>(arena_bytes / sizeof(std::max_align_t));
+  }
+  return arena_.get();
+}
+
 ReviewResult review(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
-                    const admission::ClusterView& cluster, const ReviewOptions& options, std::string& scratch) {
+                    const admission::ClusterView& cluster, const ReviewOptions& options, ReviewScratch& scratch) {
   ReviewSummary summary;
   try {
     return run(endpoint, body, pipeline, cluster, options, scratch, summary);

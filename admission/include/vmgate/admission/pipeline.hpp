@@ -34,6 +34,9 @@ struct Request {
   /// transport: the library has no clock. A VMI CREATE records it as the Pending phase's
   /// transition time; empty leaves status.phaseTransitionTimestamps alone.
   std::string now;
+  /// Where the outcome's documents allocate (the caller's per-request arena, which must outlive
+  /// them); null: each document its own.
+  json::Allocator* allocator = nullptr;
 };
 
 /// Result of a mutating stage. When the verdict denies, `mutated` is Null and `patch` is [].

@@ -46,9 +46,10 @@ Result<Document, DecodeError> parse_json(std::string_view text, const DecodeLimi
 /// from a fresh copy, for a refusal's message and position), and the Document's strings point
 /// into `storage`. So `storage` must outlive the Document and every value copied from it (copies
 /// of in-situ strings share the bytes). The same checks, messages and positions as
-/// parse_json(text). For a request handled and answered in one scope. Thread-safe.
+/// parse_json(text). For a request handled and answered in one scope. The Document allocates
+/// from `allocator` when given (which must then outlive it), else from its own. Thread-safe.
 Result<Document, DecodeError> parse_json_in_place(std::string_view text, std::string& storage,
-                                                  const DecodeLimits& limits = {});
+                                                  const DecodeLimits& limits = {}, Allocator* allocator = nullptr);
 
 namespace detail {
 /// The two decoders behind parse_json_in_place, apart, for the differential test. The single
@@ -56,9 +57,10 @@ namespace detail {
 /// refuse, and a few unusual valid ones). RapidJSON's in-situ parse: the same answer as
 /// parse_json(text), with its messages and positions. Both copy `text` into `storage` first.
 std::optional<Document> decode_in_place_single_pass(std::string_view text, std::string& storage,
-                                                    const DecodeLimits& limits = {});
+                                                    const DecodeLimits& limits = {}, Allocator* allocator = nullptr);
 Result<Document, DecodeError> decode_in_place_with_rapidjson(std::string_view text, std::string& storage,
-                                                             const DecodeLimits& limits = {});
+                                                             const DecodeLimits& limits = {},
+                                                             Allocator* allocator = nullptr);
 }  // namespace detail
 
 /// The same depth and duplicate-key checks for a document built another way (YAML conversion);

@@ -12,7 +12,8 @@ namespace vmgate::json {
 /// elements of `from` as "remove" from the highest index down. Deterministic: member order of `from`, then
 /// new keys in `to`'s order. Numbers compare by value (json::equal). Returns an array Document ([] if equal).
 /// Each operation is {"op", "path"[, "value"]} in that member order. Recursion depth is the nesting
-/// depth of the inputs (bounded by parse_json's limit). Thread-safe.
-Document diff(const Value& from, const Value& to);
+/// depth of the inputs (bounded by parse_json's limit). The patch allocates from `allocator` when
+/// given (which must then outlive it), else from its own. Thread-safe.
+Document diff(const Value& from, const Value& to, Allocator* allocator = nullptr);
 
 }  // namespace vmgate::json

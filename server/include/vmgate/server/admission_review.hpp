@@ -14,7 +14,9 @@
 //   * a body that is not a usable AdmissionReview (no uid to echo) gets HTTP 400 with a
 //     `Status` body; an exception out of the pipeline (a vmgate bug) gets HTTP 500, so the
 //     webhook's failurePolicy decides (docs/webhook.md, "How the apiserver treats the answer").
+#include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -117,10 +119,27 @@ struct ReviewResult {
 ReviewResult review(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
                     const admission::ClusterView& cluster, const ReviewOptions& options = {});
 
-/// The same, decoding the body in `scratch` (its contents are replaced): a connection that
-/// keeps one reuses memory already in the cache rather than a fresh allocation per request.
+/// Memory a connection keeps from one review to the next, so that a review of a usual size
+/// allocates its documents from memory already in the cache, not from fresh heap chunks: the
+/// body decoded in place, and the first arena chunk that every document of a review (the
+/// request, the mutated copy, the patch) allocates from. What a review needs beyond that chunk
+/// is allocated for that review and freed at its end.
+class ReviewScratch {
+ public:
+  /// The body's copy, decoded in place (webhook::review replaces its contents).
+  std::string& body() { return body_; }
+  /// The arena's first chunk, allocated on first use: arena_bytes long, aligned for any value.
+  void* arena_chunk();
+  static constexpr std::size_t arena_bytes = 64 * 1024;
+
+ private:
+  std::string body_;
+  std::unique_ptr<std::max_align_t[]> arena_;
+};
+
+/// The same, with memory kept in `scratch` (its contents are replaced).
 ReviewResult review(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
-                    const admission::ClusterView& cluster, const ReviewOptions& options, std::string& scratch);
+                    const admission::ClusterView& cluster, const ReviewOptions& options, ReviewScratch& scratch);
 
 /// A metav1 Status answer in the shape review() refuses with, for the transport's own refusals
 /// (404 unknown path, 405, 413 body too large, 415):
