@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace vmgate::json_detail {
 void rapidjson_assertion_failed(const char* expression) {
@@ -157,6 +158,14 @@ Value make_string(std::string_view text, Allocator& allocator) {
   // on a null pointer even for length 0.
   return text.empty() ? Value("", 0, allocator)
                       : Value(text.data(), static_cast<rapidjson::SizeType>(text.size()), allocator);
+}
+
+Value share(const Value& value) {
+  // RapidJSON has no such constructor: its copies are deep (or move from the source). A value is
+  // 16 bytes of type flags and a pointer or inline data, and every constructor fills all 16.
+  Value shared;
+  std::memcpy(static_cast<void*>(&shared), static_cast<const void*>(&value), sizeof(Value));
+  return shared;
 }
 
 // Strings the value only refers to (those json::parse_json_in_place decoded, RapidJSON's const

@@ -68,6 +68,23 @@ Request request_of(const json::Value& request, const json::Value& object) {
   return r;
 }
 
+// Under a per-request arena (Request::allocator) a mutated VM shares the members no rule writes
+// with the request's object: the same outcome as without, and the request's object unchanged.
+void expect_arena_changes_nothing(const Pipeline& pipeline, const Request& request, const ObjectStore& store) {
+  json::Document before;
+  before.CopyFrom(*request.object, before.GetAllocator());
+  json::Allocator arena;
+  Request in_arena = request;
+  in_arena.allocator = &arena;
+  const MutationOutcome own = pipeline.mutate(request, store);
+  const MutationOutcome shared = pipeline.mutate(in_arena, store);
+  EXPECT_EQ(dump(shared.patch), dump(own.patch));
+  EXPECT_EQ(dump(shared.mutated), dump(own.mutated));
+  EXPECT_EQ(shared.verdict.allowed, own.verdict.allowed);
+  EXPECT_EQ(shared.verdict.message, own.verdict.message);
+  EXPECT_EQ(dump(*request.object), dump(before));
+}
+
 TEST(PipelineProperties, AcceptanceCasesAgreeWithTheirExpectationsAndThePatchProperties) {
   const std::vector<Case> cases = acceptance_cases();
   if (cases.empty()) {
@@ -90,6 +107,7 @@ TEST(PipelineProperties, AcceptanceCasesAgreeWithTheirExpectationsAndThePatchPro
     EXPECT_EQ(dump(outcome.admitted), dump(again.admitted));
     EXPECT_EQ(dump(outcome.expanded), dump(again.expanded));
     EXPECT_EQ(outcome.verdict.message, again.verdict.message);
+    expect_arena_changes_nothing(pipeline, r, store);
 
     if (outcome.admitted.IsNull()) {
       continue;  // denied by the mutating stage: nothing was admitted
@@ -123,6 +141,7 @@ TEST(PipelineProperties, BenchmarkBodiesAreAdmittedIdempotently) {
     const Request r = request_of(request, object);
     const Outcome outcome = pipeline.admit(r, store);
     ASSERT_FALSE(outcome.admitted.IsNull()) << outcome.verdict.message;
+    expect_arena_changes_nothing(pipeline, r, store);
     Result<json::Document> patched = testing::apply_patch(object, outcome.patch);
     ASSERT_TRUE(patched.ok());
     EXPECT_EQ(dump(*patched), dump(outcome.admitted));

@@ -80,5 +80,23 @@ TEST(JsonMakeString, ADefaultConstructedViewIsTheEmptyString) {
   EXPECT_EQ(value.GetStringLength(), 0U);
 }
 
+TEST(JsonShare, TheSameStorageNotACopy) {
+  const Document source = parse(R"({"object":{"a":[1,2]},"array":[{"b":"text"}],"text":"longer than a value holds inline","number":7})");
+  Document target;
+  target.SetObject();
+  for (auto it = source.MemberBegin(); it != source.MemberEnd(); ++it) {
+    target.AddMember(Value(it->name, target.GetAllocator()), share(it->value), target.GetAllocator());
+  }
+  EXPECT_EQ(dump(target), dump(source));
+  // Containers and strings point at the source's storage: nothing was copied.
+  EXPECT_EQ(&*find(target, "object")->MemberBegin(), &*find(source, "object")->MemberBegin());
+  EXPECT_EQ(find(target, "array")->Begin(), find(source, "array")->Begin());
+  EXPECT_EQ(find(target, "text")->GetString(), find(source, "text")->GetString());
+  // And a deep copy of a shared value is the source's content again, in storage of its own.
+  const Value copied = copy(*find(target, "object"), target.GetAllocator());
+  EXPECT_EQ(dump(copied), R"({"a":[1,2]})");
+  EXPECT_NE(&*copied.MemberBegin(), &*find(source, "object")->MemberBegin());
+}
+
 }  // namespace
 }  // namespace vmgate::json

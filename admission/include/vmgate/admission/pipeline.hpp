@@ -34,8 +34,10 @@ struct Request {
   /// transport: the library has no clock. A VMI CREATE records it as the Pending phase's
   /// transition time; empty leaves status.phaseTransitionTimestamps alone.
   std::string now;
-  /// Where the outcome's documents allocate (the caller's per-request arena, which must outlive
-  /// them); null: each document its own.
+  /// Where the outcome's documents allocate: the caller's per-request arena, which must outlive
+  /// them. When set, a mutated VM also shares the members no rule writes with `object` (not
+  /// copied), so `object` must outlive the outcome as well. Null: each document its own
+  /// allocator, and nothing shared.
   json::Allocator* allocator = nullptr;
 };
 

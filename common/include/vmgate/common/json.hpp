@@ -125,6 +125,11 @@ void erase(Value& object, std::string_view key);
 
 Value make_string(std::string_view text, Allocator& allocator);
 Value copy(const Value& value, Allocator& allocator);
+/// A value whose members, elements or text are `value`'s own, not copies: for a document that
+/// keeps part of another unchanged without copying it. Values of a MemoryPoolAllocator are never
+/// freed one by one, so two values may point at the same storage; the caller sees to it that
+/// `value`'s document outlives the result and that nothing writes through either.
+Value share(const Value& value);
 /// The text of a string value (RAPIDJSON_ASSERT when it is not a string). Inline: the diff, the
 /// structural checks and every lookup call it once per member visited.
 inline std::string_view as_view(const Value& string_value) {
