@@ -20,16 +20,17 @@ std::string name_based_uuid(std::string_view name) {
   hash[6] = static_cast<std::uint8_t>((hash[6] & 0x0FU) | 0x50U);
   hash[8] = static_cast<std::uint8_t>((hash[8] & 0x3FU) | 0x80U);
   constexpr std::string_view hex = "0123456789abcdef";
-  std::string text;
-  text.reserve(36);
+  // Into a fixed array, then one string: a push per character costs a capacity test each.
+  std::array<char, 36> text{};
+  std::size_t at = 0;
   for (std::size_t i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) {
-      text += '-';
+      text[at++] = '-';
     }
-    text += hex[hash[i] >> 4U];
-    text += hex[hash[i] & 0x0FU];
+    text[at++] = hex[hash[i] >> 4U];
+    text[at++] = hex[hash[i] & 0x0FU];
   }
-  return text;
+  return std::string(text.data(), text.size());
 }
 
 void set_vm_firmware_ids(json::Value& vm, std::string_view namespace_name, json::Allocator& allocator) {
