@@ -97,16 +97,17 @@ class Differ {
       if (i < to_count && same_bits(*member, *(to.MemberBegin() + i))) {
         continue;
       }
-      const std::string_view key = as_view(member->name);
+      // The name at the same place is mostly the very same string (the copy shares it): its
+      // bits decide without reading the text.
       const Value* target = nullptr;
-      if (i < to_count && same_text(as_view((to.MemberBegin() + i)->name), key)) {
+      if (i < to_count && same_name(member->name, (to.MemberBegin() + i)->name)) {
         target = &(to.MemberBegin() + i)->value;
       } else {
         all_in_place = all_in_place && i >= common;
         if (!to_index) {
           to_index.emplace(to);
         }
-        target = to_index->find(key);
+        target = to_index->find(as_view(member->name));
       }
       // An unchanged string (mostly one the copy shares with the original) emits nothing: no
       // need to note where the walk is.
@@ -114,7 +115,7 @@ class Differ {
           same_text(as_view(member->value), as_view(*target))) {
         continue;
       }
-      segments_.push_back(Segment{key, 0, false});
+      segments_.push_back(Segment{&member->name, 0});
       if (target != nullptr) {
         value(member->value, *target);
       } else {
@@ -125,15 +126,14 @@ class Differ {
     std::optional<MemberIndex> from_index;
     for (rapidjson::SizeType i = all_in_place ? common : 0; i < to_count; ++i) {
       const auto member = to.MemberBegin() + i;
-      const std::string_view key = as_view(member->name);
-      if (i < from_count && same_text(as_view((from.MemberBegin() + i)->name), key)) {
+      if (i < from_count && same_name((from.MemberBegin() + i)->name, member->name)) {
         continue;  // matched in place above
       }
       if (!from_index) {
         from_index.emplace(from);
       }
-      if (from_index->find(key) == nullptr) {
-        segments_.push_back(Segment{key, 0, false});
+      if (from_index->find(as_view(member->name)) == nullptr) {
+        segments_.push_back(Segment{&member->name, 0});
         emit("add", &member->value);
         segments_.pop_back();
       }
@@ -146,32 +146,35 @@ class Differ {
       if (same_bits(from[i], to[i])) {
         continue;
       }
-      segments_.push_back(Segment{{}, i, true});
+      segments_.push_back(Segment{nullptr, i});
       value(from[i], to[i]);
       segments_.pop_back();
     }
     // Explicit indices rather than "-": each add lands at the current end, and a reader of
     // the patch sees where every element goes.
     for (rapidjson::SizeType i = common; i < to.Size(); ++i) {
-      segments_.push_back(Segment{{}, i, true});
+      segments_.push_back(Segment{nullptr, i});
       emit("add", &to[i]);
       segments_.pop_back();
     }
     // Highest index first, so that each remove leaves the indices still to remove in place.
     for (rapidjson::SizeType i = from.Size(); i > common; --i) {
-      segments_.push_back(Segment{{}, i - 1, true});
+      segments_.push_back(Segment{nullptr, i - 1});
       emit("remove", nullptr);
       segments_.pop_back();
     }
   }
 
   // Where the walk is: the pointer text is built only when an operation is emitted, since most
-  // members visited are equal.
+  // members visited are equal. A member's name value (its text read only then), or an index.
   struct Segment {
-    std::string_view key;
+    const Value* name;  // null for an array index
     rapidjson::SizeType index;
-    bool is_index;
   };
+
+  // Two member names, equal when the same bits (the copy shares the original's names) or else
+  // the same text.
+  static bool same_name(const Value& a, const Value& b) { return same_bits(a, b) || same_text(as_view(a), as_view(b)); }
 
   // Into one buffer the Differ keeps: no allocation per operation.
   [[nodiscard]] std::string_view pointer() {
@@ -179,12 +182,12 @@ class Differ {
     path.clear();
     for (const Segment& segment : segments_) {
       path += '/';
-      if (segment.is_index) {
+      if (segment.name == nullptr) {
         char digits[16];
         path.append(digits, std::to_chars(digits, digits + sizeof(digits), segment.index).ptr);
         continue;
       }
-      const std::string_view key = segment.key;
+      const std::string_view key = as_view(*segment.name);
       std::size_t run = 0;  // the start of the characters not yet appended
       for (std::size_t i = 0; i < key.size(); ++i) {
         if (key[i] == '~' || key[i] == '/') {
