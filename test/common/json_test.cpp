@@ -81,7 +81,8 @@ TEST(JsonMakeString, ADefaultConstructedViewIsTheEmptyString) {
 }
 
 TEST(JsonShare, TheSameStorageNotACopy) {
-  const Document source = parse(R"({"object":{"a":[1,2]},"array":[{"b":"text"}],"text":"longer than a value holds inline","number":7})");
+  const Document source =
+      parse(R"({"object":{"a":[1,2]},"array":[{"b":"text"}],"text":"longer than a value holds inline","number":7})");
   Document target;
   target.SetObject();
   for (auto it = source.MemberBegin(); it != source.MemberEnd(); ++it) {

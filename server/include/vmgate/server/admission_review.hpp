@@ -130,7 +130,7 @@ class ReviewScratch {
   std::string& body() { return body_; }
   /// The arena's first chunk, allocated on first use: arena_bytes long, aligned for any value.
   void* arena_chunk();
-  static constexpr std::size_t arena_bytes = 64 * 1024;
+  static constexpr std::size_t arena_bytes = std::size_t{64} * 1024;
 
  private:
   std::string body_;
