@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <string_view>
 
 namespace vmgate::admission {
@@ -79,27 +80,59 @@ json::Document copy_of(const json::Value& value, json::Allocator* allocator) {
   return document;
 }
 
-// The members of a VirtualMachine that no VM mutation writes: the rules only read the metadata
-// (firmware UUIDs, inference labels), and expansion, the one step that changes status, does so
-// on a whole copy of its own.
-constexpr std::array<std::string_view, 2> vm_members_not_mutated = {"metadata", "status"};
+// Where the VM mutation rules write, from the object down: a member listed with nothing below
+// is copied whole; one listed with members below is copied level by level as they say; a member
+// not listed is shared with the request's object (json::share). The rules only read metadata
+// (firmware UUIDs, inference labels); inference replaces or erases spec.instancetype and
+// spec.preference; the defaults write spec.template.metadata and spec.template.spec.{domain,
+// architecture}. The preference's storage class is the one write into spec.dataVolumeTemplates,
+// and preference::persist_into_vm copies them before it writes. Expansion, the one step that
+// changes status, works on a whole copy of its own.
+struct WrittenMember {
+  std::string_view name;
+  std::span<const WrittenMember> below;
+};
+constexpr std::array<WrittenMember, 2> template_spec_written = {{{"domain", {}}, {"architecture", {}}}};
+constexpr std::array<WrittenMember, 2> template_written = {{{"metadata", {}}, {"spec", template_spec_written}}};
+constexpr std::array<WrittenMember, 3> spec_written = {
+    {{"instancetype", {}}, {"preference", {}}, {"template", template_written}}};
+constexpr std::array<WrittenMember, 1> vm_written = {{{"spec", spec_written}}};
 
-// The VM to mutate. Under a per-request arena (Request::allocator) the members no rule writes
-// are shared with the request's object rather than copied: a quarter of a usual VM's values
-// (managedFields), neither copied nor walked by the diff (same bits). Debug builds check after
-// every mutation that the request's object is unchanged (Pipeline::mutate).
+json::Value copy_written(const json::Value& object, std::span<const WrittenMember> written,
+                         json::Allocator& allocator) {
+  if (!object.IsObject()) {
+    return json::copy(object, allocator);
+  }
+  json::Value out(rapidjson::kObjectType);
+  for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
+    const std::string_view name = json::as_view(it->name);
+    const auto member = std::find_if(written.begin(), written.end(),
+                                     [name](const WrittenMember& candidate) { return candidate.name == name; });
+    json::Value value;
+    if (member == written.end()) {
+      value = json::share(it->value);
+    } else if (member->below.empty()) {
+      value = json::copy(it->value, allocator);
+    } else {
+      value = copy_written(it->value, member->below, allocator);
+    }
+    out.AddMember(json::Value(it->name, allocator), value, allocator);
+  }
+  return out;
+}
+
+// The VM to mutate. Under a per-request arena (Request::allocator) only the objects the rules
+// write into are copied (vm_written), the rest is shared with the request's object: most of a
+// usual VM (metadata with its managedFields, volumes, networks, dataVolumeTemplates), neither
+// copied nor walked by the diff (same bits). Debug builds check after every mutation that the
+// request's object is unchanged (Pipeline::mutate).
 json::Document vm_to_mutate(const json::Value& object, json::Allocator* allocator) {
   if (allocator == nullptr) {
     return copy_of(object, allocator);
   }
   json::Document vm(allocator);
-  vm.SetObject();
-  for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
-    const bool shared = std::find(vm_members_not_mutated.begin(), vm_members_not_mutated.end(),
-                                  json::as_view(it->name)) != vm_members_not_mutated.end();
-    vm.AddMember(json::Value(it->name, *allocator), shared ? json::share(it->value) : json::copy(it->value, *allocator),
-                 *allocator);
-  }
+  json::Value copied = copy_written(object, vm_written, *allocator);
+  static_cast<json::Value&>(vm).Swap(copied);
   return vm;
 }
 

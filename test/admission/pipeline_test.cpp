@@ -1,5 +1,6 @@
 // Properties of the whole chain (Pipeline::admit) over real inputs: the acceptance sample cases
-// in the shared data directory (VMGATE_SHARED_DIR) and the benchmark bodies. For every object:
+// in the shared data directory (VMGATE_SHARED_DIR), vmgate's own admission cases and the
+// benchmark bodies. For every object:
 // the returned patch applied to the submitted object yields `admitted`; admitting `admitted`
 // again yields an empty patch (idempotent mutation); the same input gives byte-identical output.
 #include <gtest/gtest.h>
@@ -25,23 +26,27 @@ struct Case {
   json::Document document;
 };
 
-std::vector<Case> acceptance_cases() {
+// The cases (JSON files) of a directory and of its subdirectories, in name order.
+std::vector<Case> cases_in(const fs::path& dir) {
   std::vector<Case> cases;
-  const fs::path dir = fs::path(VMGATE_SHARED_DIR) / "acceptance-sample" / "cases";
   if (!fs::exists(dir)) {
     return cases;
   }
   std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir)) {
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
     if (entry.path().extension() == ".json") {
       files.push_back(entry.path());
     }
   }
   std::sort(files.begin(), files.end());
   for (const fs::path& file : files) {
-    cases.push_back({file.filename().string(), parse(testing::read_file(file.string()))});
+    cases.push_back({fs::relative(file, dir).string(), parse(testing::read_file(file.string()))});
   }
   return cases;
+}
+
+std::vector<Case> acceptance_cases() {
+  return cases_in(fs::path(VMGATE_SHARED_DIR) / "acceptance-sample" / "cases");
 }
 
 ObjectStore store_of(const json::Value& objects) {
@@ -122,6 +127,26 @@ TEST(PipelineProperties, AcceptanceCasesAgreeWithTheirExpectationsAndThePatchPro
     const MutationOutcome remutated = pipeline.mutate(second, store);
     ASSERT_TRUE(remutated.verdict.allowed) << remutated.verdict.message;
     EXPECT_EQ(dump(remutated.patch), "[]");
+  }
+}
+
+// vmgate's own admission cases (test/fixtures/admission-cases, in the acceptance format): every
+// one mutated under an arena as without, the request's object unchanged. They hold the rules'
+// writes the arena's sharing must not miss (a preference's storage class into the
+// dataVolumeTemplates, inference, expansion).
+TEST(PipelineProperties, AnArenaChangesNoMutationOfTheAdmissionCases) {
+  const std::vector<Case> cases = cases_in(fs::path(VMGATE_SOURCE_DIR) / "test" / "fixtures" / "admission-cases");
+  ASSERT_GT(cases.size(), 600U);
+  const Pipeline pipeline;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const json::Value& request = *json::find(c.document, "request");
+    const json::Value* object = json::find(request, "object");
+    if (object == nullptr || !object->IsObject()) {
+      continue;  // refused before any mutation
+    }
+    const ObjectStore store = store_of(*json::find(c.document, "objects"));
+    expect_arena_changes_nothing(pipeline, request_of(request, *object), store);
   }
 }
 

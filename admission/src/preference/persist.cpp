@@ -26,6 +26,9 @@ void persist_into_vm(const json::Value* preference, json::Value& vm, json::Alloc
   if (templates == nullptr || !templates->IsArray()) {
     return;
   }
+  // Under a per-request arena the VM to mutate shares its dataVolumeTemplates with the request's
+  // object (Pipeline::mutate): written into, they are copied first.
+  *templates = json::copy(*templates, allocator);
   for (json::Value& dvt : templates->GetArray()) {
     json::Value* dv_spec = json::find(dvt, "spec");
     if (dv_spec == nullptr || !dv_spec->IsObject()) {
