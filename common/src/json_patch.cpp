@@ -188,6 +188,12 @@ class Differ {
         continue;
       }
       const std::string_view key = as_view(*segment.name);
+      // Most names have neither '~' nor '/': two libc scans, then one append.
+      if (key.empty() || (std::memchr(key.data(), '~', key.size()) == nullptr &&
+                          std::memchr(key.data(), '/', key.size()) == nullptr)) {
+        path.append(key);
+        continue;
+      }
       std::size_t run = 0;  // the start of the characters not yet appended
       for (std::size_t i = 0; i < key.size(); ++i) {
         if (key[i] == '~' || key[i] == '/') {

@@ -42,21 +42,23 @@ Result<const json::Value*> revision_spec(MatcherType type, const json::Value& re
 
 Result<ObjectKind> matcher_kind(MatcherType type, std::string_view kind) {
   // KubeVirt switches on strings.ToLower(kind), which also lowers U+0130 to 'i' and U+212A to 'k'.
+  // The names are distinct, so the order of the tests is free: the cluster-wide kinds, which
+  // most VMs name, first (each test walks the kind up to its first difference).
   const auto is = [kind](std::string_view name) { return common::go_lower_equals(kind, name); };
   if (type == MatcherType::instancetype) {
-    if (is("virtualmachineinstancetype") || is("virtualmachineinstancetypes")) {
-      return ObjectKind::instancetype;
-    }
     if (kind.empty() || is("virtualmachineclusterinstancetype") || is("virtualmachineclusterinstancetypes")) {
       return ObjectKind::cluster_instancetype;
     }
+    if (is("virtualmachineinstancetype") || is("virtualmachineinstancetypes")) {
+      return ObjectKind::instancetype;
+    }
     return Error{"got unexpected kind in InstancetypeMatcher: " + std::string(kind)};
-  }
-  if (is("virtualmachinepreference") || is("virtualmachinepreferences")) {
-    return ObjectKind::preference;
   }
   if (kind.empty() || is("virtualmachineclusterpreference") || is("virtualmachineclusterpreferences")) {
     return ObjectKind::cluster_preference;
+  }
+  if (is("virtualmachinepreference") || is("virtualmachinepreferences")) {
+    return ObjectKind::preference;
   }
   return Error{"got unexpected kind in PreferenceMatcher: " + std::string(kind)};
 }

@@ -35,6 +35,10 @@ constexpr char go_ascii_case_partner(std::string_view text, std::size_t at, bool
 }
 
 constexpr bool go_case_equals(std::string_view text, std::string_view lower_ascii, bool folding) {
+  // Every rune gives at most one letter and takes one byte or more.
+  if (text.size() < lower_ascii.size()) {
+    return false;
+  }
   std::size_t matched = 0;
   for (std::size_t at = 0; at < text.size();) {
     if (matched == lower_ascii.size()) {
