@@ -97,6 +97,10 @@ constexpr std::array<WrittenMember, 2> template_written = {{{"metadata", {}}, {"
 constexpr std::array<WrittenMember, 3> spec_written = {
     {{"instancetype", {}}, {"preference", {}}, {"template", template_written}}};
 constexpr std::array<WrittenMember, 1> vm_written = {{{"spec", spec_written}}};
+// Validation applies the instancetype and the preference, then the defaults, to a copy of the
+// VM's template: there, and nowhere else, it writes.
+constexpr std::array<WrittenMember, 1> validation_spec_written = {{{"template", {}}}};
+constexpr std::array<WrittenMember, 1> vm_written_by_validation = {{{"spec", validation_spec_written}}};
 
 json::Value copy_written(const json::Value& object, std::span<const WrittenMember> written,
                          json::Allocator& allocator) {
@@ -121,17 +125,19 @@ json::Value copy_written(const json::Value& object, std::span<const WrittenMembe
   return out;
 }
 
-// The VM to mutate. Under a per-request arena (Request::allocator) only the objects the rules
-// write into are copied (vm_written), the rest is shared with the request's object: most of a
-// usual VM (metadata with its managedFields, volumes, networks, dataVolumeTemplates), neither
-// copied nor walked by the diff (same bits). Debug builds check after every mutation that the
-// request's object is unchanged (Pipeline::mutate).
-json::Document vm_to_mutate(const json::Value& object, json::Allocator* allocator) {
+// The VM for the rules to write into. Under a per-request arena (Request::allocator) only the
+// objects they write into are copied (`written`: vm_written, vm_written_by_validation), the rest
+// is shared with the request's object: most of a usual VM (metadata with its managedFields,
+// volumes, networks, dataVolumeTemplates), neither copied nor, after a mutation, walked by the
+// diff (same bits). Debug builds check after every mutation and validation that the request's
+// object is unchanged (Pipeline::mutate, Pipeline::validate).
+json::Document vm_to_write(const json::Value& object, std::span<const WrittenMember> written,
+                           json::Allocator* allocator) {
   if (allocator == nullptr) {
     return copy_of(object, allocator);
   }
   json::Document vm(allocator);
-  json::Value copied = copy_written(object, vm_written, *allocator);
+  json::Value copied = copy_written(object, written, *allocator);
   static_cast<json::Value&>(vm).Swap(copied);
   return vm;
 }
@@ -175,7 +181,7 @@ MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, co
     return mutated(object, copy_of(object, request.allocator), request.allocator);
   }
   const std::string namespace_name = effective_namespace(object, request.namespace_name);
-  json::Document vm = vm_to_mutate(object, request.allocator);
+  json::Document vm = vm_to_write(object, vm_written, request.allocator);
   json::Allocator& allocator = vm.GetAllocator();
 
   // pkg/instancetype/webhooks/vm/mutator.go
@@ -335,7 +341,7 @@ Verdict validate_vm(const Request& request, const ClusterView& cluster, const St
   }
   const std::string namespace_name = effective_namespace(object, request.namespace_name);
   std::vector<std::string> warnings;
-  json::Document vm = copy_of(object, request.allocator);
+  json::Document vm = vm_to_write(object, vm_written_by_validation, request.allocator);
   json::Allocator& allocator = vm.GetAllocator();
 
   // pkg/instancetype/webhooks/vm/admitter.go ApplyToVM: lookup failures are ignored.
@@ -467,7 +473,7 @@ MutationOutcome Pipeline::mutate(const Request& request, const ClusterView& give
     return denied(Verdict::bad_request("the object is not a JSON object"));
   }
 #ifndef NDEBUG
-  // The mutated copy may share parts with the request's object (vm_to_mutate): a rule that
+  // The mutated copy may share parts with the request's object (vm_to_write): a rule that
   // wrote through them would change the request and go missing from the patch.
   const json::Document untouched = copy_of(*request.object, nullptr);
 #endif
@@ -490,8 +496,17 @@ Verdict Pipeline::validate(const Request& request, const ClusterView& given_clus
   if (request.object == nullptr || !request.object->IsObject()) {
     return Verdict::bad_request("the object is not a JSON object");
   }
+#ifndef NDEBUG
+  // As in mutate: the copy validation writes into may share parts with the request's object.
+  const json::Document untouched = copy_of(*request.object, nullptr);
+#endif
   Verdict verdict = request.resource == Resource::virtual_machine ? validate_vm(request, cluster, &impl_->structure)
                                                                   : validate_vmi(request, cluster, &impl_->structure);
+#ifndef NDEBUG
+  if (!json::equal(*request.object, untouched)) {
+    throw json::MisuseError("a validation wrote into the request's object");
+  }
+#endif
   warn_of_ignored_configuration(cluster.config(), verdict.warnings);
   warn_of_release(cluster.config(), verdict.warnings);
   return verdict;
