@@ -33,55 +33,28 @@ const Value* find(const Value& object, std::string_view key) {
   // A linear scan: objects here are small and this avoids building a GenericValue for the key.
   // Length and first byte decide most mismatches without a call to memcmp.
   const std::size_t length = key.size();
-  for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
+  const auto end = object.MemberEnd();
+  for (auto it = object.MemberBegin(); it != end; ++it) {
     if (it->name.GetStringLength() != length) {
       continue;
     }
     const char* name = it->name.GetString();
-    if (length == 0 || (name[0] == key[0] && std::string_view(name, length) == key)) {
+    if (length == 0 || (name[0] == key[0] && std::memcmp(name, key.data(), length) == 0)) {
       return &it->value;
     }
   }
   return nullptr;
 }
 
-Value* find(Value& object, std::string_view key) {
-  return const_cast<Value*>(find(static_cast<const Value&>(object), key));  // NOLINT
-}
-
 const Value* find_path(const Value& root, std::initializer_list<std::string_view> keys) {
   const Value* node = &root;
-  for (std::string_view key : keys) {
+  for (const std::string_view key : keys) {
     node = find(*node, key);
     if (node == nullptr) {
       return nullptr;
     }
   }
   return node;
-}
-
-Value* find_path(Value& root, std::initializer_list<std::string_view> keys) {
-  return const_cast<Value*>(find_path(static_cast<const Value&>(root), keys));  // NOLINT
-}
-
-const Value* find_object(const Value& object, std::string_view key) {
-  const Value* v = find(object, key);
-  return v != nullptr && v->IsObject() ? v : nullptr;
-}
-
-const Value* find_array(const Value& object, std::string_view key) {
-  const Value* v = find(object, key);
-  return v != nullptr && v->IsArray() ? v : nullptr;
-}
-
-std::string_view find_string(const Value& object, std::string_view key) {
-  const Value* v = find(object, key);
-  return v != nullptr && v->IsString() ? as_view(*v) : std::string_view{};
-}
-
-bool has(const Value& object, std::string_view key) {
-  const Value* v = find(object, key);
-  return v != nullptr && !v->IsNull();
 }
 
 bool is_zero(const Value* value) {

@@ -659,10 +659,11 @@ Result<Quantity> memory_overhead(const json::Value& vmi, const PodSettings& sett
   if (architecture == "arm64") {
     overhead = add(overhead, mi(128));
   }
-  const bool vfio =
-      devices != nullptr &&
-      ((json::find_array(*devices, "gpus") != nullptr && !json::find_array(*devices, "gpus")->Empty()) ||
-       (json::find_array(*devices, "hostDevices") != nullptr && !json::find_array(*devices, "hostDevices")->Empty()));
+  const auto has_entries = [devices](std::string_view list) {
+    const json::Value* entries = json::find_array(*devices, list);
+    return entries != nullptr && !entries->Empty();
+  };
+  const bool vfio = devices != nullptr && (has_entries("gpus") || has_entries("hostDevices"));
   if (vfio) {
     overhead = add(overhead, mi(1024));
   }

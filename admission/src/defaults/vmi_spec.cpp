@@ -183,7 +183,12 @@ void set_default_volume_disks(json::Value& vmi_spec, json::Allocator& allocator)
   }
   // The set holds only the names present before: like pkg/util SetDefaultVolumeDisk, two volumes
   // of the same name get two disks (validation then reports both duplicates).
-  for (const Value& volume : json::find_array(vmi_spec, "volumes")->GetArray()) {
+  // Found again: spec::devices may have added `domain` to vmi_spec, moving its members.
+  volumes = json::find_array(vmi_spec, "volumes");
+  if (volumes == nullptr) {
+    return;
+  }
+  for (const Value& volume : volumes->GetArray()) {
     const std::string name(json::find_string(volume, "name"));
     if (names.contains(name)) {
       continue;

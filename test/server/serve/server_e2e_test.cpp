@@ -273,8 +273,8 @@ std::string review_of(const json::Value& case_request, const json::Value& object
   kind_value.AddMember("version", "v1", a);
   kind_value.AddMember("kind", json::Value(kind, a), a);
   request.AddMember("kind", kind_value, a);
-  request.AddMember("operation", json::Value(json::find_string(case_request, "operation").data(), a), a);
-  request.AddMember("namespace", json::Value(json::find_string(case_request, "namespace").data(), a), a);
+  request.AddMember("operation", json::make_string(json::find_string(case_request, "operation"), a), a);
+  request.AddMember("namespace", json::make_string(json::find_string(case_request, "namespace"), a), a);
   request.AddMember("object", json::Value(object, a), a);
   if (const json::Value* old = json::find(case_request, "oldObject"); old != nullptr && old->IsObject()) {
     request.AddMember("oldObject", json::Value(*old, a), a);
