@@ -130,7 +130,7 @@ json::Value copy_written(const json::Value& object, std::span<const WrittenMembe
 // is shared with the request's object: most of a usual VM (metadata with its managedFields,
 // volumes, networks, dataVolumeTemplates), neither copied nor, after a mutation, walked by the
 // diff (same bits). Debug builds check after every mutation and validation that the request's
-// object is unchanged (Pipeline::mutate, Pipeline::validate).
+// object is unchanged (leaving_request_unchanged).
 json::Document vm_to_write(const json::Value& object, std::span<const WrittenMember> written,
                            json::Allocator* allocator) {
   if (allocator == nullptr) {
@@ -140,6 +140,25 @@ json::Document vm_to_write(const json::Value& object, std::span<const WrittenMem
   json::Value copied = copy_written(object, written, *allocator);
   static_cast<json::Value&>(vm).Swap(copied);
   return vm;
+}
+
+// The copy the rules write into may share parts with the request's object (vm_to_write): a rule
+// that wrote through them would change the request and go missing from the answer. Debug builds
+// (the sanitizer suites) copy the request before `stage` and fail it if it changed.
+template <class Stage>
+auto leaving_request_unchanged(const Request& request, std::string_view stage_name, const Stage& stage) {
+#ifndef NDEBUG
+  const json::Document untouched = copy_of(*request.object, nullptr);
+  auto result = stage();
+  if (!json::equal(*request.object, untouched)) {
+    throw json::MisuseError("a " + std::string(stage_name) + " wrote into the request's object");
+  }
+  return result;
+#else
+  (void)request;
+  (void)stage_name;
+  return stage();
+#endif
 }
 
 // Lookup failures do not block admission in KubeVirt (the controller retries); vmgate says so.
@@ -472,19 +491,10 @@ MutationOutcome Pipeline::mutate(const Request& request, const ClusterView& give
   if (request.object == nullptr || !request.object->IsObject()) {
     return denied(Verdict::bad_request("the object is not a JSON object"));
   }
-#ifndef NDEBUG
-  // The mutated copy may share parts with the request's object (vm_to_write): a rule that
-  // wrote through them would change the request and go missing from the patch.
-  const json::Document untouched = copy_of(*request.object, nullptr);
-#endif
-  MutationOutcome outcome = request.resource == Resource::virtual_machine
-                                ? mutate_vm(request, cluster, impl_->structure)
-                                : mutate_vmi(request, cluster, impl_->structure);
-#ifndef NDEBUG
-  if (!json::equal(*request.object, untouched)) {
-    throw json::MisuseError("a mutation wrote into the request's object");
-  }
-#endif
+  MutationOutcome outcome = leaving_request_unchanged(request, "mutation", [&] {
+    return request.resource == Resource::virtual_machine ? mutate_vm(request, cluster, impl_->structure)
+                                                         : mutate_vmi(request, cluster, impl_->structure);
+  });
   warn_of_ignored_configuration(cluster.config(), outcome.verdict.warnings);
   warn_of_release(cluster.config(), outcome.verdict.warnings);
   return outcome;
@@ -496,17 +506,10 @@ Verdict Pipeline::validate(const Request& request, const ClusterView& given_clus
   if (request.object == nullptr || !request.object->IsObject()) {
     return Verdict::bad_request("the object is not a JSON object");
   }
-#ifndef NDEBUG
-  // As in mutate: the copy validation writes into may share parts with the request's object.
-  const json::Document untouched = copy_of(*request.object, nullptr);
-#endif
-  Verdict verdict = request.resource == Resource::virtual_machine ? validate_vm(request, cluster, &impl_->structure)
-                                                                  : validate_vmi(request, cluster, &impl_->structure);
-#ifndef NDEBUG
-  if (!json::equal(*request.object, untouched)) {
-    throw json::MisuseError("a validation wrote into the request's object");
-  }
-#endif
+  Verdict verdict = leaving_request_unchanged(request, "validation", [&] {
+    return request.resource == Resource::virtual_machine ? validate_vm(request, cluster, &impl_->structure)
+                                                         : validate_vmi(request, cluster, &impl_->structure);
+  });
   warn_of_ignored_configuration(cluster.config(), verdict.warnings);
   warn_of_release(cluster.config(), verdict.warnings);
   return verdict;

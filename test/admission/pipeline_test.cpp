@@ -1,8 +1,8 @@
 // Properties of the whole chain (Pipeline::admit) over real inputs: the acceptance sample cases
 // in the shared data directory (VMGATE_SHARED_DIR), vmgate's own admission cases and the
-// benchmark bodies. For every object:
-// the returned patch applied to the submitted object yields `admitted`; admitting `admitted`
-// again yields an empty patch (idempotent mutation); the same input gives byte-identical output.
+// benchmark bodies. For every object: the returned patch applied to the submitted object yields
+// `admitted`; admitting `admitted` again yields an empty patch (idempotent mutation); the same
+// input gives byte-identical output.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -137,8 +137,8 @@ TEST(PipelineProperties, AcceptanceCasesAgreeWithTheirExpectationsAndThePatchPro
 }
 
 // vmgate's own admission cases (test/fixtures/admission-cases, in the acceptance format): every
-// one mutated and validated under an arena as without, the request's object unchanged. They hold the rules'
-// writes the arena's sharing must not miss (a preference's storage class into the
+// one mutated and validated under an arena as without, the request's object unchanged. They hold
+// the rules' writes the arena's sharing must not miss (a preference's storage class into the
 // dataVolumeTemplates, inference, expansion).
 TEST(PipelineProperties, AnArenaChangesNoAnswerToTheAdmissionCases) {
   const std::vector<Case> cases = cases_in(fs::path(VMGATE_SOURCE_DIR) / "test" / "fixtures" / "admission-cases");
