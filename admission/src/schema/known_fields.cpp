@@ -1,5 +1,6 @@
 #include "vmgate/admission/schema/known_fields.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -80,9 +81,11 @@ struct KnownFields::Tree {
     std::vector<Required> required;
   };
   struct Holds {
-    enum class Shape { anything, object, array, map } shape = Shape::anything;
+    using Shape = Position::Shape;
+    Shape shape = Shape::anything;
     const Definition* object = nullptr;  // Shape::object
     const Holds* element = nullptr;      // Shape::array and Shape::map
+    std::size_t index = 0;               // in all_holds
   };
 
   json::Document document;  // the names below are views into it
@@ -90,6 +93,8 @@ struct KnownFields::Tree {
   std::vector<std::unique_ptr<Holds>> all_holds;  // owns every Holds below
   const Definition* vm_spec = nullptr;
   const Definition* vmi_spec = nullptr;
+  const Holds* vm_spec_holds = nullptr;  // what `spec` holds: vm_spec as a Holds
+  const Holds* vmi_spec_holds = nullptr;
 
   const Holds* compile_holds(const json::Value& value) {
     auto compiled = std::make_unique<Holds>();
@@ -116,7 +121,19 @@ struct KnownFields::Tree {
     } else if (!(value.IsInt() && value.GetInt() == 0)) {
       tree_bug("unknown shape " + json::to_string(value));
     }
-    all_holds.push_back(std::move(compiled));
+    return own(std::move(compiled));
+  }
+
+  const Holds* object_holds(const Definition& definition) {
+    auto holds = std::make_unique<Holds>();
+    holds->shape = Holds::Shape::object;
+    holds->object = &definition;
+    return own(std::move(holds));
+  }
+
+  const Holds* own(std::unique_ptr<Holds> holds) {
+    holds->index = all_holds.size();
+    all_holds.push_back(std::move(holds));
     return all_holds.back().get();
   }
 
@@ -315,7 +332,45 @@ KnownFields::KnownFields() {
   }
   tree->vm_spec = &tree->root("VirtualMachine");
   tree->vmi_spec = &tree->root("VirtualMachineInstance");
+  tree->vm_spec_holds = tree->object_holds(*tree->vm_spec);
+  tree->vmi_spec_holds = tree->object_holds(*tree->vmi_spec);
   tree_ = std::move(tree);
+}
+
+KnownFields::Position KnownFields::spec(KnownFieldsKind kind) const {
+  return {*tree_, (kind == KnownFieldsKind::virtual_machine ? tree_->vm_spec_holds : tree_->vmi_spec_holds)->index};
+}
+
+KnownFields::Position::Shape KnownFields::Position::shape() const {
+  return tree_->all_holds[holds_]->shape;
+}
+
+std::vector<KnownFields::Position::Property> KnownFields::Position::properties() const {
+  std::vector<Property> properties;
+  if (const Tree::Definition* definition = tree_->all_holds[holds_]->object) {
+    for (const Tree::Property& property : definition->properties) {
+      const bool required = std::any_of(definition->required.begin(), definition->required.end(),
+                                        [&property](const Tree::Required& r) { return r.name == property.name; });
+      properties.push_back(Property{property.name, property.since, required});
+    }
+  }
+  return properties;
+}
+
+KnownFields::Position KnownFields::Position::holds(std::size_t property) const {
+  const Tree::Definition* definition = tree_->all_holds[holds_]->object;
+  if (definition == nullptr) {
+    throw std::logic_error("KnownFields::Position::holds of a position that holds no object");
+  }
+  return {*tree_, definition->properties.at(property).holds->index};
+}
+
+KnownFields::Position KnownFields::Position::element() const {
+  const Tree::Holds* element = tree_->all_holds[holds_]->element;
+  if (element == nullptr) {
+    throw std::logic_error("KnownFields::Position::element of a position that holds no array or map");
+  }
+  return {*tree_, element->index};
 }
 
 ErrorList KnownFields::check(KnownFieldsKind kind, const json::Value& object, Release release) const {

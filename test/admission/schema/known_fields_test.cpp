@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/json_test_support.hpp"
@@ -156,6 +159,44 @@ TEST(KnownFields, ARequiredMemberGivenAsNullIsMissing) {
   EXPECT_EQ(messages(KnownFieldsKind::virtual_machine_instance,
                      R"({"spec": {"domain": {"devices": {"disks": null}, "cpu": null}, "volumes": null}})"),
             Messages{});
+}
+
+std::size_t index_of(const std::vector<KnownFields::Position::Property>& properties, std::string_view name) {
+  for (std::size_t index = 0; index < properties.size(); ++index) {
+    if (properties[index].name == name) {
+      return index;
+    }
+  }
+  ADD_FAILURE() << "no property " << name;
+  return 0;
+}
+
+std::size_t named_in(const KnownFields::Position& position, std::string_view name) {
+  return index_of(position.properties(), name);
+}
+
+// The positions StructureValidator lays over its own tree: what check walks, from spec down.
+TEST(KnownFields, PositionsDescribeWhatTheCheckWalks) {
+  const KnownFields known;
+  const KnownFields::Position spec = known.spec(KnownFieldsKind::virtual_machine);
+  ASSERT_EQ(spec.shape(), KnownFields::Position::Shape::object);
+  const std::vector<KnownFields::Position::Property> properties = spec.properties();
+  const std::size_t templ = index_of(properties, "template");
+  EXPECT_TRUE(properties[templ].required);
+  EXPECT_EQ(properties[templ].since, Release::v1_7);
+  EXPECT_FALSE(properties[index_of(properties, "runStrategy")].required);
+
+  const KnownFields::Position template_spec = spec.holds(templ).holds(named_in(spec.holds(templ), "spec"));
+  const std::vector<KnownFields::Position::Property> vmi_spec = template_spec.properties();
+  const KnownFields::Position volumes = template_spec.holds(index_of(vmi_spec, "volumes"));
+  EXPECT_EQ(volumes.shape(), KnownFields::Position::Shape::array);
+  EXPECT_EQ(volumes.element().shape(), KnownFields::Position::Shape::object);
+  const KnownFields::Position node_selector = template_spec.holds(index_of(vmi_spec, "nodeSelector"));
+  EXPECT_EQ(node_selector.shape(), KnownFields::Position::Shape::map);
+  EXPECT_EQ(node_selector.element().shape(), KnownFields::Position::Shape::anything);
+  EXPECT_EQ(vmi_spec[index_of(vmi_spec, "serviceAccountName")].since, Release::main);
+  EXPECT_THROW((void)node_selector.element().element(), std::logic_error);
+  EXPECT_THROW((void)volumes.holds(0), std::logic_error);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -1030,6 +1031,178 @@ TEST(StructureRealObjects, KustomizeYamlReaderKeepsTypes) {
   const std::vector<json::Document> documents = reader.documents();
   ASSERT_EQ(documents.size(), 1U);
   EXPECT_EQ(dump(documents[0]), R"({"a":{"b":1,"c":"1","d":"1.5Gi","e":true,"f":{},"g":"x\n\ny"}})");
+}
+
+// ---------------------------------------------------------------------------------------
+// The single walk (surely_sound): names and types in one pass for VMs and VMIs. It may only say
+// "sound" where validate finds nothing, and it must say so for sound objects, or the fast path
+// is silently lost.
+
+// The VMs and VMIs of vmgate's admission cases, the acceptance sample and the benchmark bodies.
+std::vector<json::Document> vm_objects() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::filesystem::path(VMGATE_SOURCE_DIR) / "test" / "fixtures")) {
+    if (entry.path().extension() == ".json") {
+      files.push_back(entry.path());
+    }
+  }
+  for (const auto& path : files_in(shared_dir / "acceptance-sample" / "cases", ".json")) {
+    files.push_back(path);
+  }
+  for (const char* name : {"admissionreview-small.json", "admissionreview-medium.json", "admissionreview-large.json"}) {
+    files.push_back(shared_dir / "bench" / "bodies" / name);
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<json::Document> objects;
+  const auto keep = [&objects](const json::Value& object) {
+    if (const auto kind = kind_of(object);
+        kind == StructureKind::virtual_machine || kind == StructureKind::virtual_machine_instance) {
+      json::Document copy;
+      copy.CopyFrom(object, copy.GetAllocator());
+      objects.push_back(std::move(copy));
+    }
+  };
+  for (const auto& path : files) {
+    json::Document document;
+    const std::string text = testing::read_file(path.string());
+    document.Parse(text.data(), text.size());
+    if (document.HasParseError()) {
+      continue;  // fixtures of broken bodies
+    }
+    if (const json::Value* request = json::find_object(document, "request")) {
+      for (const char* key : {"object", "oldObject"}) {
+        if (const json::Value* object = json::find_object(*request, key)) {
+          keep(*object);
+        }
+      }
+    } else if (document.IsObject()) {
+      keep(document);
+    }
+  }
+  for (const std::string_view base : {base_vm, base_vmi}) {
+    objects.push_back(parse(base));
+  }
+  return objects;
+}
+
+StructureKind vm_kind_of(const json::Value& object) {
+  return kind_of(object).value_or(StructureKind::virtual_machine);
+}
+
+void expect_sound_only_when_validate_is_empty(const json::Value& object, const std::string& what) {
+  for (const Release release : supported_releases) {
+    const StructureKind kind = vm_kind_of(object);
+    if (validator().surely_sound(kind, object, release)) {
+      const ErrorList errors = validator().validate_each_check_apart(kind, object, release);
+      EXPECT_TRUE(errors.empty()) << what << " at " << to_string(release) << " was surely sound, but:\n"
+                                  << describe(errors);
+    }
+  }
+}
+
+TEST(StructureSingleWalk, SoundObjectsAreToldSoundInOneWalk) {
+  const std::vector<json::Document> objects = vm_objects();
+  ASSERT_GT(objects.size(), 500U);
+  std::size_t sound = 0;
+  for (std::size_t index = 0; index < objects.size(); ++index) {
+    const StructureKind kind = vm_kind_of(objects[index]);
+    for (const Release release : supported_releases) {
+      if (validator().validate_each_check_apart(kind, objects[index], release).empty()) {
+        ++sound;
+        EXPECT_TRUE(validator().surely_sound(kind, objects[index], release))
+            << "object " << index << " at " << to_string(release) << ": " << dump(objects[index]).substr(0, 400);
+      }
+    }
+  }
+  EXPECT_GT(sound, 1000U);
+}
+
+TEST(StructureSingleWalk, NeverSoundWhereValidateFindsSomething) {
+  const std::vector<json::Document> objects = vm_objects();
+  for (std::size_t index = 0; index < objects.size(); ++index) {
+    expect_sound_only_when_validate_is_empty(objects[index], "object " + std::to_string(index));
+  }
+}
+
+// Every member of the object at every depth, one at a time: renamed to a name no schema has,
+// null, removed, or of another JSON type.
+void for_each_member_change(const json::Value& root,
+                            const std::function<void(const json::Document&, const std::string&)>& visit) {
+  std::vector<std::vector<std::string>> paths;  // of members, by name or array index
+  std::function<void(const json::Value&, std::vector<std::string>&)> collect = [&](const json::Value& value,
+                                                                                   std::vector<std::string>& path) {
+    if (value.IsObject()) {
+      for (auto member = value.MemberBegin(); member != value.MemberEnd(); ++member) {
+        path.push_back(std::string(json::as_view(member->name)));
+        paths.push_back(path);
+        collect(member->value, path);
+        path.pop_back();
+      }
+    } else if (value.IsArray()) {
+      for (rapidjson::SizeType i = 0; i < value.Size(); ++i) {
+        path.push_back(std::to_string(i));
+        collect(value[i], path);
+        path.pop_back();
+      }
+    }
+  };
+  std::vector<std::string> path;
+  collect(root, path);
+  for (const std::vector<std::string>& member : paths) {
+    std::string pointer;
+    for (const std::string& segment : member) {
+      pointer += "/" + segment;
+    }
+    for (const char* change : {"rename", "null", "remove", "number", "string", "object"}) {
+      json::Document copy;
+      copy.CopyFrom(root, copy.GetAllocator());
+      json::Value* parent = &copy;
+      for (std::size_t i = 0; i + 1 < member.size(); ++i) {
+        parent = parent->IsArray() ? &(*parent)[static_cast<rapidjson::SizeType>(std::stoul(member[i]))]
+                                   : json::find(*parent, member[i]);
+      }
+      const std::string& name = member.back();
+      json::Value* value = json::find(*parent, name);
+      const std::string_view which(change);
+      if (which == "rename") {
+        parent->RemoveMember(name.c_str());
+        parent->AddMember("notAFieldOfKubeVirt", json::Value(rapidjson::kObjectType), copy.GetAllocator());
+      } else if (which == "remove") {
+        parent->RemoveMember(name.c_str());
+      } else if (which == "null") {
+        value->SetNull();
+      } else if (which == "number") {
+        value->SetInt(-7);
+      } else if (which == "string") {
+        value->SetString("text");
+      } else {
+        value->SetObject();
+      }
+      visit(copy, std::string(change) + " " + json::to_string(json::Value(pointer.c_str(), copy.GetAllocator())));
+    }
+  }
+}
+
+TEST(StructureSingleWalk, NeverSoundWhereValidateFindsSomethingInAnyOneMemberChanged) {
+  std::vector<json::Document> objects;
+  objects.push_back(parse(base_vm));
+  objects.push_back(parse(base_vmi));
+  const json::Document small =
+      parse(testing::read_file((shared_dir / "bench" / "bodies" / "admissionreview-small.json").string()));
+  objects.emplace_back().CopyFrom(*json::find_path(small, {"request", "object"}), objects.back().GetAllocator());
+  std::size_t changes = 0;
+  std::size_t sound_changes = 0;
+  for (const json::Document& object : objects) {
+    for_each_member_change(object, [&](const json::Document& changed, const std::string& what) {
+      ++changes;
+      sound_changes += validator().surely_sound(vm_kind_of(changed), changed) ? 1U : 0U;
+      expect_sound_only_when_validate_is_empty(changed, what);
+    });
+  }
+  EXPECT_GT(changes, 1000U);
+  // Some changes keep the object sound (an optional member removed or null): the walk says so.
+  EXPECT_GT(sound_changes, 100U);
 }
 
 }  // namespace

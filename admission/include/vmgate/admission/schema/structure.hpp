@@ -62,6 +62,18 @@ class StructureValidator {
   [[nodiscard]] ErrorList validate(StructureKind kind, const json::Value& object,
                                    Release release = newest_release) const;
 
+  /// True only when validate would find nothing: validate's fast path, one walk that checks the
+  /// names and the types at once and answers "sound" or "not sure" (false). Thread-safe
+  /// (const); never throws.
+  [[nodiscard]] bool surely_sound(StructureKind kind, const json::Value& object,
+                                  Release release = newest_release) const;
+
+  /// validate without that fast path: the names check and the structure check each on its
+  /// own, which decide wherever surely_sound is not sure. Public for the tests that hold
+  /// surely_sound to its promise.
+  [[nodiscard]] ErrorList validate_each_check_apart(StructureKind kind, const json::Value& object,
+                                                    Release release = newest_release) const;
+
  private:
   struct Schemas;
   std::shared_ptr<const Schemas> schemas_;
