@@ -221,7 +221,7 @@ MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, co
 
   // vm-mutator.go
   if (request.operation == Operation::create) {
-    defaults::set_vm_firmware_ids(vm, namespace_name, allocator);
+    defaults::set_vm_firmware_ids(vm, namespace_name, allocator, request.uuids);
   }
   defaults::set_vm_architecture(vm, namespace_name, cluster, allocator);
   defaults::set_vm_machine_type(vm, cluster.config(), allocator);

@@ -1,7 +1,11 @@
 // Reads/writes: VM spec.template.spec.domain.firmware.{uuid, serial}; reads metadata.{uid,name}.
 // Follows vm-mutator.go setFirmwareDefaultsIfEmpty (CREATE only), with derived instead of random UUIDs.
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include "vmgate/admission/defaults/vm.hpp"
 #include "vmgate/admission/spec.hpp"
@@ -33,7 +37,24 @@ std::string name_based_uuid(std::string_view name) {
   return std::string(text.data(), text.size());
 }
 
-void set_vm_firmware_ids(json::Value& vm, std::string_view namespace_name, json::Allocator& allocator) {
+std::string_view NameBasedUuids::uuid(std::string_view name) {
+  for (std::size_t index = 0; index < size_; ++index) {
+    if (remembered_[index].name == name) {
+      return remembered_[index].uuid;
+    }
+  }
+  if (name.size() > longest_kept_name) {
+    computed_ = name_based_uuid(name);
+    return computed_;
+  }
+  Remembered& slot = size_ < kept ? remembered_[size_++] : remembered_[std::exchange(next_, (next_ + 1) % kept)];
+  slot.name.assign(name);
+  slot.uuid = name_based_uuid(name);
+  return slot.uuid;
+}
+
+void set_vm_firmware_ids(json::Value& vm, std::string_view namespace_name, json::Allocator& allocator,
+                         NameBasedUuids* uuids) {
   json::Value* template_spec = json::find_path(vm, {"spec", "template", "spec"});
   if (template_spec == nullptr || !template_spec->IsObject()) {
     return;
@@ -47,12 +68,14 @@ void set_vm_firmware_ids(json::Value& vm, std::string_view namespace_name, json:
            std::string(metadata != nullptr ? json::find_string(*metadata, "name") : "");
   }
   json::Value& firmware = json::ensure_object(spec::domain(*template_spec, allocator), "firmware", allocator);
-  if (spec::empty_string(firmware, "uuid")) {
-    json::set_string(firmware, "uuid", name_based_uuid(seed + "#firmware-uuid"), allocator);
-  }
-  if (spec::empty_string(firmware, "serial")) {
-    json::set_string(firmware, "serial", name_based_uuid(seed + "#firmware-serial"), allocator);
-  }
+  const auto set_derived = [&](std::string_view member, std::string_view suffix) {
+    if (spec::empty_string(firmware, member)) {
+      const std::string name = seed + std::string(suffix);
+      json::set_string(firmware, member, uuids != nullptr ? uuids->uuid(name) : name_based_uuid(name), allocator);
+    }
+  };
+  set_derived("uuid", "#firmware-uuid");
+  set_derived("serial", "#firmware-serial");
 }
 
 }  // namespace vmgate::admission::defaults

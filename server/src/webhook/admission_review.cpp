@@ -385,6 +385,7 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
     stage.object = request.object;
     stage.old_object = request.old_object;
     stage.allocator = &arena;
+    stage.uuids = &scratch.uuids();
     const std::vector<std::string>& accounts = options.kubevirt_service_accounts;
     stage.from_kubevirt_service_account =
         !request.username.empty() && std::find(accounts.begin(), accounts.end(), request.username) != accounts.end();

@@ -54,6 +54,39 @@ TEST(DefaultsVmFirmware, NameBasedUuidAgreesWithBoostAcrossBlockBoundaries) {
   }
 }
 
+// The memo answers as name_based_uuid whatever it holds: names asked again, names past its
+// few places, the empty name (its unused places hold empty names too), names too long to keep.
+TEST(DefaultsVmFirmware, RememberedUuidsAreTheComputedOnes) {
+  NameBasedUuids uuids;
+  EXPECT_EQ(uuids.uuid(""), name_based_uuid(""));
+  const std::string long_name(600, 'n');
+  for (int round = 0; round < 3; ++round) {
+    for (int index = 0; index < 20; ++index) {
+      const std::string name = "vm:ns/vm-" + std::to_string(index % (round == 1 ? 3 : 20)) + "#firmware-uuid";
+      EXPECT_EQ(uuids.uuid(name), name_based_uuid(name)) << name;
+      EXPECT_EQ(uuids.uuid(name), name_based_uuid(name)) << name << " again";
+    }
+    EXPECT_EQ(uuids.uuid(long_name), name_based_uuid(long_name));
+    EXPECT_EQ(uuids.uuid(long_name + "x"), name_based_uuid(long_name + "x"));
+  }
+  EXPECT_EQ(uuids.uuid(""), name_based_uuid(""));
+}
+
+TEST(DefaultsVmFirmware, TheMemoChangesNoAnswer) {
+  NameBasedUuids uuids;
+  for (
+      const char* vm_text :
+      {R"({"metadata": {"name": "vm1", "uid": "1234"}, "spec": {"template": {"spec": {"domain": {}}}}})",
+       R"({"metadata": {"name": "vm1"}, "spec": {"template": {"spec": {"domain": {}}}}})",
+       R"({"metadata": {"name": "vm2"}, "spec": {"template": {"spec": {"domain": {"firmware": {"serial": "s"}}}}}})"}) {
+    for (int round = 0; round < 2; ++round) {
+      json::Document vm = parse(vm_text);
+      set_vm_firmware_ids(vm, "ns", vm.GetAllocator(), &uuids);
+      EXPECT_EQ(dump(vm), dump(mutated(vm_text, "ns"))) << vm_text;
+    }
+  }
+}
+
 TEST(DefaultsVmFirmware, FillsUuidAndSerialFromMetadataUid) {
   const json::Document vm = mutated(R"({"metadata": {"name": "vm1", "uid": "1234"},
                                         "spec": {"template": {"spec": {"domain": {"devices": {}}}}}})");

@@ -16,6 +16,10 @@
 
 namespace vmgate::admission {
 
+namespace defaults {
+class NameBasedUuids;
+}
+
 enum class Operation { create, update };
 enum class Resource { virtual_machine, virtual_machine_instance };
 
@@ -39,6 +43,8 @@ struct Request {
   /// copied), so `object` must outlive the outcome as well. Null: each document its own
   /// allocator, and nothing shared.
   json::Allocator* allocator = nullptr;
+  /// The caller's memo of name-based UUIDs across requests (see defaults/vm.hpp), or null.
+  defaults::NameBasedUuids* uuids = nullptr;
 };
 
 /// Result of a mutating stage. When the verdict denies, `mutated` is Null and `patch` is [].

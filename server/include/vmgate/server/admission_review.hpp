@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "vmgate/admission/cluster.hpp"
+#include "vmgate/admission/defaults/vm.hpp"
 #include "vmgate/common/json_decode.hpp"
 #include "vmgate/admission/pipeline.hpp"
 
@@ -131,10 +132,13 @@ class ReviewScratch {
   /// The arena's first chunk, allocated on first use: arena_bytes long, aligned for any value.
   void* arena_chunk();
   static constexpr std::size_t arena_bytes = std::size_t{64} * 1024;
+  /// The name-based UUIDs of the connection's last few VM creates.
+  admission::defaults::NameBasedUuids& uuids() { return uuids_; }
 
  private:
   std::string body_;
   std::unique_ptr<std::max_align_t[]> arena_;
+  admission::defaults::NameBasedUuids uuids_;
 };
 
 /// The same, with memory kept in `scratch` (its contents are replaced).
