@@ -349,8 +349,9 @@ std::vector<KnownFields::Position::Property> KnownFields::Position::properties()
   std::vector<Property> properties;
   if (const Tree::Definition* definition = tree_->all_holds[holds_]->object) {
     for (const Tree::Property& property : definition->properties) {
-      const bool required = std::any_of(definition->required.begin(), definition->required.end(),
-                                        [&property](const Tree::Required& r) { return r.name == property.name; });
+      const bool required =
+          std::any_of(definition->required.begin(), definition->required.end(),
+                      [&property](const Tree::Required& listed) { return listed.name == property.name; });
       properties.push_back(Property{property.name, property.since, required});
     }
   }
