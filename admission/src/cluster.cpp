@@ -81,11 +81,14 @@ const KindInfo& info(ObjectKind kind) {
 }
 
 std::string key_of(ObjectKind kind, std::string_view namespace_name, std::string_view name) {
+  const bool namespaced = is_namespaced(kind);
   std::string key;
-  key.reserve(4 + namespace_name.size() + name.size());
+  // Exactly the key's size: a cluster-scoped one of a short name then fits the string's own
+  // buffer, with no allocation per lookup.
+  key.reserve(3 + (namespaced ? namespace_name.size() : 0) + name.size());
   key.push_back(static_cast<char>('0' + static_cast<int>(kind)));
   key.push_back('/');
-  if (is_namespaced(kind)) {
+  if (namespaced) {
     key.append(namespace_name);
   }
   key.push_back('/');

@@ -58,17 +58,28 @@ bool being_deleted(const json::Value& object) {
   return metadata != nullptr && json::has(*metadata, "deletionTimestamp");
 }
 
-MutationOutcome denied(Verdict verdict) {
+MutationOutcome denied(const Request& request, Verdict verdict) {
   MutationOutcome outcome;
   outcome.verdict = std::move(verdict);
   outcome.mutated.SetNull();
   outcome.patch.SetArray();
+  if (request.patch_form == PatchForm::text) {
+    outcome.patch_text = "[]";
+  }
   return outcome;
 }
 
-MutationOutcome mutated(const json::Value& original, json::Document document, json::Allocator* allocator) {
+MutationOutcome mutated(const Request& request, json::Document document) {
   MutationOutcome outcome;
-  outcome.patch = json::diff(original, document, allocator);
+  if (request.patch_form == PatchForm::text) {
+    outcome.patch.SetArray();
+    // Room for a usual patch at once: grown from empty, a few hundred bytes took five
+    // reallocations and copies.
+    outcome.patch_text.reserve(1024);
+    json::append_diff(outcome.patch_text, *request.object, document);
+  } else {
+    outcome.patch = json::diff(*request.object, document, request.allocator);
+  }
   outcome.mutated = std::move(document);
   return outcome;
 }
@@ -194,10 +205,10 @@ MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, co
   const json::Value& object = *request.object;
   if (ErrorList errors = structure.validate(StructureKind::virtual_machine, object, cluster.config().release);
       !errors.empty()) {
-    return denied(schema_denial(std::move(errors)));
+    return denied(request, schema_denial(std::move(errors)));
   }
   if (being_deleted(object)) {
-    return mutated(object, copy_of(object, request.allocator), request.allocator);
+    return mutated(request, copy_of(object, request.allocator));
   }
   const std::string namespace_name = effective_namespace(object, request.namespace_name);
   json::Document vm = vm_to_write(object, vm_written, request.allocator);
@@ -206,14 +217,14 @@ MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, co
   // pkg/instancetype/webhooks/vm/mutator.go
   if (request.operation == Operation::update && request.old_object != nullptr) {
     if (ErrorList causes = instancetype::validate_matcher_update(vm, *request.old_object); !causes.empty()) {
-      return denied(Verdict::invalid(std::move(causes)));
+      return denied(request, Verdict::invalid(std::move(causes)));
     }
   }
   if (ErrorList causes = instancetype::validate_matchers(vm); !causes.empty()) {
-    return denied(Verdict::invalid(std::move(causes)));
+    return denied(request, Verdict::invalid(std::move(causes)));
   }
   if (std::optional<std::string> error = infer::infer_matchers(vm, namespace_name, cluster, allocator)) {
-    return denied(Verdict::bad_request(std::move(*error)));
+    return denied(request, Verdict::bad_request(std::move(*error)));
   }
   Result<instancetype::FoundSpec> preference =
       instancetype::find_spec(instancetype::MatcherType::preference, vm, namespace_name, cluster);
@@ -242,7 +253,7 @@ MutationOutcome mutate_vm(const Request& request, const ClusterView& cluster, co
   if (policy == "expandAll" || (policy == "expand" && !has_revision)) {
     expand::expand_vm_in_place(vm, namespace_name, cluster);
   }
-  return mutated(object, std::move(vm), request.allocator);
+  return mutated(request, std::move(vm));
 }
 
 // A struct member of a KubeVirt object (spec, status) as Go decodes it: absent or null is the
@@ -257,14 +268,14 @@ MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, c
   const json::Value& object = *request.object;
   if (ErrorList errors = structure.validate(StructureKind::virtual_machine_instance, object, cluster.config().release);
       !errors.empty()) {
-    return denied(schema_denial(std::move(errors)));
+    return denied(request, schema_denial(std::move(errors)));
   }
   json::Document vmi = copy_of(object, request.allocator);
   if (request.operation == Operation::create) {
     const std::string namespace_name = effective_namespace(object, request.namespace_name);
     if (auto error = defaults::apply_vmi_create_defaults(vmi, namespace_name, cluster.config(), request.now,
                                                          vmi.GetAllocator())) {
-      return denied(Verdict::bad_request(std::move(*error)));
+      return denied(request, Verdict::bad_request(std::move(*error)));
     }
   } else if (request.old_object != nullptr && !request.from_kubevirt_service_account) {
     // Status belongs to KubeVirt: a user's change to it is reverted (vmi-mutator.go UPDATE);
@@ -278,7 +289,7 @@ MutationOutcome mutate_vmi(const Request& request, const ClusterView& cluster, c
       }
     }
   }
-  return mutated(object, std::move(vmi), request.allocator);
+  return mutated(request, std::move(vmi));
 }
 
 // KubeVirt logs an invalid CR configuration and goes on with the defaults; vmgate says so in
@@ -489,7 +500,7 @@ MutationOutcome Pipeline::mutate(const Request& request, const ClusterView& give
   std::optional<PinnedReleaseView> pinned;
   const ClusterView& cluster = judged_view(given_cluster, impl_->release, pinned);
   if (request.object == nullptr || !request.object->IsObject()) {
-    return denied(Verdict::bad_request("the object is not a JSON object"));
+    return denied(request, Verdict::bad_request("the object is not a JSON object"));
   }
   MutationOutcome outcome = leaving_request_unchanged(request, "mutation", [&] {
     return request.resource == Resource::virtual_machine ? mutate_vm(request, cluster, impl_->structure)
@@ -580,7 +591,9 @@ Outcome Pipeline::admit(const Request& request, const ClusterView& given_cluster
   Outcome outcome;
   outcome.admitted.SetNull();
   outcome.expanded.SetNull();
-  MutationOutcome mutation = mutate(request, cluster);
+  Request mutating = request;
+  mutating.patch_form = PatchForm::document;  // Outcome's patch is a Document
+  MutationOutcome mutation = mutate(mutating, cluster);
   if (!mutation.verdict.allowed) {
     outcome.verdict = std::move(mutation.verdict);
     outcome.patch.SetArray();

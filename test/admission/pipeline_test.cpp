@@ -96,6 +96,25 @@ void expect_arena_changes_nothing(const Pipeline& pipeline, const Request& reque
   EXPECT_EQ(dump(*request.object), dump(before));
 }
 
+// PatchForm::text (the webhook's, under its arena): the patch as the text of the Document
+// PatchForm::document gives, byte for byte ("[]" when none), the Document left an empty array,
+// and the same mutated object and verdict.
+void expect_text_patch_is_the_documents_text(const Pipeline& pipeline, const Request& request,
+                                             const ObjectStore& store) {
+  json::Allocator arena;
+  Request as_text = request;
+  as_text.allocator = &arena;
+  as_text.patch_form = PatchForm::text;
+  const MutationOutcome document = pipeline.mutate(request, store);
+  const MutationOutcome text = pipeline.mutate(as_text, store);
+  EXPECT_TRUE(document.patch_text.empty());
+  EXPECT_EQ(text.patch_text, json::to_string(document.patch));
+  EXPECT_EQ(dump(text.patch), "[]");
+  EXPECT_EQ(dump(text.mutated), dump(document.mutated));
+  EXPECT_EQ(text.verdict.allowed, document.verdict.allowed);
+  EXPECT_EQ(text.verdict.message, document.verdict.message);
+}
+
 TEST(PipelineProperties, AcceptanceCasesAgreeWithTheirExpectationsAndThePatchProperties) {
   const std::vector<Case> cases = acceptance_cases();
   if (cases.empty()) {
@@ -119,6 +138,7 @@ TEST(PipelineProperties, AcceptanceCasesAgreeWithTheirExpectationsAndThePatchPro
     EXPECT_EQ(dump(outcome.expanded), dump(again.expanded));
     EXPECT_EQ(outcome.verdict.message, again.verdict.message);
     expect_arena_changes_nothing(pipeline, r, store);
+    expect_text_patch_is_the_documents_text(pipeline, r, store);
 
     if (outcome.admitted.IsNull()) {
       continue;  // denied by the mutating stage: nothing was admitted
@@ -137,9 +157,9 @@ TEST(PipelineProperties, AcceptanceCasesAgreeWithTheirExpectationsAndThePatchPro
 }
 
 // vmgate's own admission cases (test/fixtures/admission-cases, in the acceptance format): every
-// one mutated and validated under an arena as without, the request's object unchanged. They hold
-// the rules' writes the arena's sharing must not miss (a preference's storage class into the
-// dataVolumeTemplates, inference, expansion).
+// one mutated and validated under an arena as without, the request's object unchanged, its patch
+// as text the Document's text. They hold the rules' writes the arena's sharing must not miss (a
+// preference's storage class into the dataVolumeTemplates, inference, expansion).
 TEST(PipelineProperties, AnArenaChangesNoAnswerToTheAdmissionCases) {
   const std::vector<Case> cases = cases_in(fs::path(VMGATE_SOURCE_DIR) / "test" / "fixtures" / "admission-cases");
   ASSERT_GT(cases.size(), 600U);
@@ -153,6 +173,7 @@ TEST(PipelineProperties, AnArenaChangesNoAnswerToTheAdmissionCases) {
     }
     const ObjectStore store = store_of(*json::find(c.document, "objects"));
     expect_arena_changes_nothing(pipeline, request_of(request, *object), store);
+    expect_text_patch_is_the_documents_text(pipeline, request_of(request, *object), store);
   }
 }
 
@@ -173,6 +194,7 @@ TEST(PipelineProperties, BenchmarkBodiesAreAdmittedIdempotently) {
     const Outcome outcome = pipeline.admit(r, store);
     ASSERT_FALSE(outcome.admitted.IsNull()) << outcome.verdict.message;
     expect_arena_changes_nothing(pipeline, r, store);
+    expect_text_patch_is_the_documents_text(pipeline, r, store);
     Result<json::Document> patched = testing::apply_patch(object, outcome.patch);
     ASSERT_TRUE(patched.ok());
     EXPECT_EQ(dump(*patched), dump(outcome.admitted));

@@ -27,6 +27,15 @@ std::string canonical(std::string_view text) {
   return dump(parse(text));
 }
 
+// append_diff: the text of diff's Document, appended after what `out` held, and its count.
+void expect_same_text(const Value& from, const Value& to) {
+  const Document patch = diff(from, to);
+  std::string out = "prefix ";
+  const std::size_t operations = append_diff(out, from, to);
+  EXPECT_EQ(out, "prefix " + to_string(patch));
+  EXPECT_EQ(operations, patch.Size());
+}
+
 struct DiffCase {
   std::string name;
   std::string from;
@@ -46,6 +55,7 @@ TEST_P(JsonPatchDiff, ExactPatch) {
   const Document to = parse(c.to);
   const Document patch = diff(from, to);
   EXPECT_EQ(dump(patch), canonical(c.patch));
+  expect_same_text(from, to);
   // Every expected patch also does what it claims.
   auto applied = apply_patch(from, patch);
   ASSERT_TRUE(applied.ok()) << applied.error().message;
@@ -375,6 +385,7 @@ void mutate(Value& value, std::mt19937& rng, Allocator& allocator) {
 }
 
 void expect_round_trip(const Value& from, const Value& to) {
+  expect_same_text(from, to);
   const Document patch = diff(from, to);
   ASSERT_TRUE(patch.IsArray());
   auto applied = apply_patch(from, patch);

@@ -60,22 +60,29 @@ void set_vm_firmware_ids(json::Value& vm, std::string_view namespace_name, json:
     return;
   }
   const json::Value* metadata = json::find_object(vm, "metadata");
-  std::string seed;
+  // The seed, then the seed and each suffix in turn: one buffer (this runs on every VM create).
+  constexpr std::string_view uuid_suffix = "#firmware-uuid";
+  constexpr std::string_view serial_suffix = "#firmware-serial";
+  std::string name;
   if (std::string_view uid = metadata != nullptr ? json::find_string(*metadata, "uid") : ""; !uid.empty()) {
-    seed = "uid:" + std::string(uid);
+    name.reserve(4 + uid.size() + serial_suffix.size());
+    name.append("uid:").append(uid);
   } else {
-    seed = "vm:" + std::string(namespace_name) + "/" +
-           std::string(metadata != nullptr ? json::find_string(*metadata, "name") : "");
+    const std::string_view vm_name = metadata != nullptr ? json::find_string(*metadata, "name") : "";
+    name.reserve(4 + namespace_name.size() + vm_name.size() + serial_suffix.size());
+    name.append("vm:").append(namespace_name).append("/").append(vm_name);
   }
+  const std::size_t seed_size = name.size();
   json::Value& firmware = json::ensure_object(spec::domain(*template_spec, allocator), "firmware", allocator);
   const auto set_derived = [&](std::string_view member, std::string_view suffix) {
     if (spec::empty_string(firmware, member)) {
-      const std::string name = seed + std::string(suffix);
+      name.resize(seed_size);
+      name.append(suffix);
       json::set_string(firmware, member, uuids != nullptr ? uuids->uuid(name) : name_based_uuid(name), allocator);
     }
   };
-  set_derived("uuid", "#firmware-uuid");
-  set_derived("serial", "#firmware-serial");
+  set_derived("uuid", uuid_suffix);
+  set_derived("serial", serial_suffix);
 }
 
 }  // namespace vmgate::admission::defaults

@@ -67,6 +67,9 @@ std::string_view RequestView::unreadable(admission::ObjectKind kind, std::string
   if (const std::string_view problem = snapshot_->unreadable(kind, namespace_name, name); !problem.empty()) {
     return problem;
   }
+  if (held_.empty()) {
+    return {};  // nothing recalled for this request: no key to build
+  }
   if (const auto held = held_.find(held_key(kind, namespace_name, name)); held != held_.end()) {
     return held->second->problem;
   }

@@ -386,6 +386,7 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
     stage.old_object = request.old_object;
     stage.allocator = &arena;
     stage.uuids = &scratch.uuids();
+    stage.patch_form = admission::PatchForm::text;
     const std::vector<std::string>& accounts = options.kubevirt_service_accounts;
     stage.from_kubevirt_service_account =
         !request.username.empty() && std::find(accounts.begin(), accounts.end(), request.username) != accounts.end();
@@ -396,12 +397,8 @@ ReviewResult run(Endpoint endpoint, std::string_view body, const admission::Pipe
       }
       admission::MutationOutcome mutation = pipeline.mutate(stage, cluster);
       verdict = std::move(mutation.verdict);
-      if (verdict.allowed && mutation.patch.IsArray() && !mutation.patch.Empty()) {
-        // Room for a usual patch at once: grown from empty, a few hundred bytes took five
-        // reallocations and copies.
-        patch.emplace();
-        patch->reserve(1024);
-        json::append_text(*patch, mutation.patch);
+      if (verdict.allowed && mutation.patch_text != "[]") {
+        patch = std::move(mutation.patch_text);
       }
     } else {
       verdict = pipeline.validate(stage, cluster);

@@ -22,6 +22,9 @@ class NameBasedUuids;
 
 enum class Operation { create, update };
 enum class Resource { virtual_machine, virtual_machine_instance };
+/// The form a mutation's JSON Patch takes (MutationOutcome): a Document, or its JSON text for a
+/// caller that only sends it on.
+enum class PatchForm { document, text };
 
 std::string_view to_string(Operation operation);  // "CREATE", "UPDATE"
 
@@ -45,13 +48,20 @@ struct Request {
   json::Allocator* allocator = nullptr;
   /// The caller's memo of name-based UUIDs across requests (see defaults/vm.hpp), or null.
   defaults::NameBasedUuids* uuids = nullptr;
+  /// Which of MutationOutcome's patch members mutate fills.
+  PatchForm patch_form = PatchForm::document;
 };
 
-/// Result of a mutating stage. When the verdict denies, `mutated` is Null and `patch` is [].
+/// Result of a mutating stage. When the verdict denies, `mutated` is Null and the patch is [].
 struct MutationOutcome {
   Verdict verdict;
   json::Document mutated;
-  json::Document patch;  // minimal RFC 6902 patch: object -> mutated
+  /// PatchForm::document: the minimal RFC 6902 patch object -> mutated (json::diff). Under
+  /// PatchForm::text an empty array.
+  json::Document patch;
+  /// PatchForm::text: that patch as JSON text (json::append_diff), "[]" when it has no
+  /// operation. Under PatchForm::document empty.
+  std::string patch_text;
 };
 
 /// Result of the whole chain for one object (what `vmgate check` prints).

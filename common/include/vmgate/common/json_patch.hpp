@@ -1,6 +1,9 @@
 #pragma once
 // JSON Patch (RFC 6902): a minimal diff for mutating webhook responses. Applying a patch is
 // kube-apiserver's part, so the applier that replays patches lives with the tests.
+#include <cstddef>
+#include <string>
+
 #include "vmgate/common/json.hpp"
 
 namespace vmgate::json {
@@ -15,5 +18,11 @@ namespace vmgate::json {
 /// depth of the inputs (bounded by parse_json's limit). The patch allocates from `allocator` when
 /// given (which must then outlive it), else from its own. Thread-safe.
 Document diff(const Value& from, const Value& to, Allocator* allocator = nullptr);
+
+/// diff(from, to) as JSON text, appended to `out`: the bytes append_text(out, diff(from, to))
+/// appends ("[]" when equal), written as the walk finds each operation, for a caller that only
+/// sends the patch on (the webhook: building the Document and then writing it out took an
+/// eighth of a small VM's review). Returns the number of operations. Thread-safe.
+std::size_t append_diff(std::string& out, const Value& from, const Value& to);
 
 }  // namespace vmgate::json
