@@ -153,10 +153,21 @@ struct ApiConnection::Impl {
   // and leaving the step to its deadline (a hanging watch: 30 s).
   void run() {
     io.restart();
-    if (cancelled.load() && stream) {
-      beast::get_lowest_layer(*stream).cancel();
+    if (cancelled.load()) {
+      abandon_socket();
     }
     io.run();
+  }
+
+  // Cancellation closes the socket rather than cancelling its pending operations: a TLS read can
+  // complete its socket read speculatively (bytes already waiting, such as session tickets), so a
+  // cancel that finds nothing registered in the reactor would miss the socket read the TLS layer
+  // starts next, and that one would wait out its deadline. On a closed socket every later step
+  // fails at once; a cancelled connection is never used again.
+  void abandon_socket() {
+    if (stream) {
+      beast::get_lowest_layer(*stream).close();  // the socket and the deadline's timer
+    }
   }
 
   TransportError failure(std::string_view step, const error_code& error) const {
@@ -310,11 +321,7 @@ const ClientConfig& ApiConnection::config() const {
 
 void ApiConnection::cancel() {
   impl_->cancelled.store(true);
-  net::post(impl_->io, [impl = impl_.get()] {
-    if (impl->stream) {
-      beast::get_lowest_layer(*impl->stream).cancel();
-    }
-  });
+  net::post(impl_->io, [impl = impl_.get()] { impl->abandon_socket(); });
 }
 
 Result<HttpResponse, TransportError> ApiConnection::get(std::string_view target, std::chrono::milliseconds deadline,
