@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   }
   std::size_t answer_bytes = 0;
   const vmgate::webhook::ReviewOptions options;
-  vmgate::webhook::ReviewScratch scratch;  // kept across requests, as a connection of vmgate serve keeps it
+  vmgate::webhook::ReviewScratch scratch;  // kept across requests, as vmgate serve's scratch pool keeps it
   for (int i = 0; i < iterations; ++i) {
     vmgate::webhook::ReviewResult result =
         vmgate::webhook::review(endpoint, body, pipeline, cluster->store, options, scratch);

@@ -35,7 +35,7 @@ void review(benchmark::State& state, vmgate::webhook::Endpoint endpoint, const s
   const vmgate::admission::Pipeline pipeline;
   const vmgate::kube::LoadedCluster& cluster = common_instancetypes();
   const vmgate::webhook::ReviewOptions options;
-  vmgate::webhook::ReviewScratch scratch;  // kept across requests, as a connection of vmgate serve keeps it
+  vmgate::webhook::ReviewScratch scratch;  // kept across requests, as vmgate serve's scratch pool keeps it
   for (auto _ : state) {
     vmgate::webhook::ReviewResult result =
         vmgate::webhook::review(endpoint, body, pipeline, cluster.store, options, scratch);

@@ -659,7 +659,7 @@ TEST(AdmissionReviewRobustness, ConcurrentReviewsShareOnePipelineAndCluster) {
 }
 
 TEST(AdmissionReviewRobustness, OneScratchAcrossReviewsAnswersAsAFreshReview) {
-  // A connection keeps one ReviewScratch for all its requests: whatever came before (a larger
+  // One ReviewScratch serves review after review: whatever came before (a larger
   // body, documents that outgrew the arena's first chunk, a refusal), each answer is the one a
   // review with nothing kept gives.
   std::string labels;

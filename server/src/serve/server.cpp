@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "vmgate/server/access_log.hpp"
+#include "vmgate/server/review_scratch_pool.hpp"
 #include "vmgate/server/routing.hpp"
 #include "vmgate/server/tls_stream.hpp"
 
@@ -164,6 +165,7 @@ struct ServerState {
   std::mutex sessions_mutex;
   std::unordered_map<const HttpsSession*, std::weak_ptr<HttpsSession>> sessions;
   std::shared_ptr<LookupWaits> lookup_waits = std::make_shared<LookupWaits>();
+  ReviewScratchPool review_scratches;  // lent to one review at a time (webhook::review)
   // The BIO of every connection's TLS (TlsChannel); before the io_context, whose destruction
   // ends the last sessions.
   BioMethodPtr bio_method = TlsChannel::make_bio_method();
@@ -595,8 +597,10 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   // link.
   void review_round() {
     ServerState& server = server_;
-    webhook::ReviewResult result =
-        webhook::review(endpoint_, body(), server.parts.pipeline, *view_, server.parts.review_options, scratch_);
+    webhook::ReviewResult result = [&] {
+      const ReviewScratchPool::Lease scratch = server.review_scratches.lend();
+      return webhook::review(endpoint_, body(), server.parts.pipeline, *view_, server.parts.review_options, *scratch);
+    }();
     if (view_->has_misses() && lookup_rounds_ < max_lookup_rounds && Clock::now() < lookup_deadline_) {
       ++lookup_rounds_;
       server.lookup_waits->add(shared_from_this());
@@ -680,7 +684,6 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     parser_.reset();
     release_body();
     release_if_large(out_);
-    release_if_large(scratch_.body());
     if (error) {
       return;
     }
@@ -719,8 +722,7 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   ServerState& server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::string out_;                 // the answer being written
-  webhook::ReviewScratch scratch_;  // what webhook::review keeps from one request to the next
+  std::string out_;  // the answer being written
   bool keep_alive_ = true;
   webhook::Endpoint endpoint_ = webhook::Endpoint::vm_mutate;
   Clock::time_point request_start_;

@@ -120,7 +120,8 @@ struct ReviewResult {
 ReviewResult review(Endpoint endpoint, std::string_view body, const admission::Pipeline& pipeline,
                     const admission::ClusterView& cluster, const ReviewOptions& options = {});
 
-/// Memory a connection keeps from one review to the next, so that a review of a usual size
+/// Memory kept from one review to the next (vmgate serve lends one per review from its
+/// ReviewScratchPool, the one used last first), so that a review of a usual size
 /// allocates its documents from memory already in the cache, not from fresh heap chunks: the
 /// body decoded in place, and the first arena chunk that every document of a review (the
 /// request, the mutated copy, the patch) allocates from. What a review needs beyond that chunk
