@@ -12,9 +12,9 @@
 namespace vmgate::admission::defaults {
 
 /// The last few name-based UUIDs asked for, kept by a caller across requests (the webhook: one
-/// per connection). A VM created again (a CI pipeline's dry runs, a GitOps loop) asks for the
-/// same two, each two SHA-1 blocks. Bounded: a few names, each of limited length. Not
-/// thread-safe.
+/// per review scratch, which its connections share). A VM created again (a CI pipeline's dry
+/// runs, a GitOps loop) asks for the same two, each two SHA-1 blocks. Bounded: a few names, each
+/// of limited length. Not thread-safe.
 class NameBasedUuids {
  public:
   /// name_based_uuid(name); the view is valid until the next call.
