@@ -352,30 +352,6 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
     // comes.
     idle_ = true;
     expire_in(options().idle_timeout);
-    if (stream_.has_buffered_input()) {
-      read_first_bytes();
-      return;
-    }
-    // Nothing of the next request has come: wait for it holding no buffer. An idle connection
-    // then costs no memory, and the next request is read into memory freed last (still in the
-    // cache), not into this connection's own buffers, which many connections taking turns
-    // have pushed out of it.
-    // The next request will likely need the room this one did: reserved again at once rather
-    // than grown (and copied) while its body comes.
-    read_buffer_bytes_ = std::min(buffer_.capacity(), large_buffer);
-    buffer_.shrink_to_fit();  // empty: frees it
-    stream_.release_input();
-    stream_.async_wait_readable([self = shared_from_this()](error_code error) {
-      if (error) {
-        self->on_first_bytes(error, 0);
-        return;
-      }
-      self->read_first_bytes();
-    });
-  }
-
-  void read_first_bytes() {
-    buffer_.reserve(read_buffer_bytes_);
     stream_.async_read_some(buffer_.prepare(read_chunk),
                             beast::bind_front_handler(&HttpsSession::on_first_bytes, shared_from_this()));
   }
@@ -754,7 +730,6 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   // The length of a Content-Length body, which is read into buffer_ and reviewed there; unset
   // when Beast reads the body (chunked).
   std::optional<std::size_t> direct_body_;
-  std::size_t read_buffer_bytes_ = read_chunk;  // the read buffer's room when the last request ended
   bool header_timer_armed_ = false;
   std::optional<Clock::time_point> deadline_;
   std::shared_ptr<kube::RequestView> view_;  // the admission's cluster, kept across lookup rounds

@@ -62,17 +62,6 @@ void TlsChannel::input_ended() {
   input_ended_ = true;
 }
 
-bool TlsChannel::has_input() const {
-  return input_begin_ != input_end_ || SSL_has_pending(ssl_.get()) == 1;
-}
-
-void TlsChannel::release_input() {
-  if (input_begin_ == input_end_) {
-    input_.reset();
-    input_begin_ = input_end_ = 0;
-  }
-}
-
 void TlsChannel::output_sent() {
   pending_output_.clear();
   if (pending_output_.capacity() > input_capacity) {

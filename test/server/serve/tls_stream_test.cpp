@@ -296,59 +296,6 @@ TEST_F(TlsStreamTest, ADeadlinePassedBetweenOperationsFailsTheNextOneAndALaterOn
   EXPECT_EQ(write_result, boost::beast::error::timeout);
 }
 
-// An idle connection waits for its next request holding no buffer (async_wait_readable), which
-// is only right when no bytes already read wait to be decrypted: a record OpenSSL holds would
-// never make the socket readable again.
-TEST_F(TlsStreamTest, AWaitForTheSocketIsOnlyForBytesNotYetRead) {
-  Client client(port());
-  ASSERT_TRUE(handshake(client));
-  TlsStream& stream = *stream_;
-  EXPECT_FALSE(stream.has_buffered_input());
-  ASSERT_TRUE(client.write("first"));
-  ASSERT_TRUE(client.write("second"));                          // a record of its own
-  std::this_thread::sleep_for(std::chrono::milliseconds{100});  // both in the server's socket
-
-  std::optional<error_code> readable;
-  stream.release_input();
-  stream.async_wait_readable([&](error_code error) { readable = error; });
-  run_until([&] { return readable.has_value(); });
-  EXPECT_EQ(readable, error_code());
-
-  std::vector<char> chunk(64);
-  auto read = [&] {
-    std::optional<std::pair<error_code, std::size_t>> result;
-    stream.async_read_some(net::buffer(chunk),
-                           [&](error_code error, std::size_t bytes) { result.emplace(error, bytes); });
-    run_until([&] { return result.has_value(); });
-    EXPECT_EQ(result.value_or(std::pair{error_code(), std::size_t{0}}).first, error_code());
-    return std::string(chunk.data(), result ? result->second : 0);
-  };
-  EXPECT_EQ(read(), "first");  // one record per read: the second came with it and waits
-  EXPECT_TRUE(stream.has_buffered_input());
-  EXPECT_EQ(read(), "second");
-  EXPECT_FALSE(stream.has_buffered_input());
-
-  stream.release_input();
-  readable.reset();
-  stream.async_wait_readable([&](error_code error) { readable = error; });
-  std::thread peer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds{50});
-    client.write("third");
-  });
-  run_until([&] { return readable.has_value(); });
-  peer.join();
-  EXPECT_EQ(readable, error_code());
-  EXPECT_EQ(read(), "third");
-
-  // The wait is under the deadline, as a read is.
-  stream.expires_at(std::chrono::steady_clock::now() + std::chrono::milliseconds{50});
-  readable.reset();
-  stream.async_wait_readable([&](error_code error) { readable = error; });
-  run_until([&] { return readable.has_value(); });
-  EXPECT_EQ(readable, boost::beast::error::timeout);
-  EXPECT_FALSE(stream.socket().is_open());
-}
-
 TEST_F(TlsStreamTest, PlainHttpFailsTheHandshakeWithOpenSslsReason) {
   Client client(port());
   client.send_plain("GET / HTTP/1.1\r\nHost: x\r\n\r\n");

@@ -48,10 +48,6 @@ class TlsChannel {
   void input_received(std::size_t bytes);
   /// The peer closed its sending side: once the bytes received are used, OpenSSL sees the end.
   void input_ended();
-  /// Whether bytes read from the socket wait for OpenSSL, here or in OpenSSL's own buffer.
-  bool has_input() const;
-  /// Frees the input buffer when OpenSSL has taken all of it; the next read allocates one.
-  void release_input();
 
   /// Records OpenSSL wrote that the socket did not take yet, to be sent in order; nothing more
   /// goes to the socket directly until output_sent().

@@ -102,25 +102,6 @@ class TlsStream {
     return async_tls<void(error_code)>(Shutdown{}, std::forward<Token>(token));
   }
 
-  /// Whether bytes already read from the socket wait to be decrypted or read: a wait for the
-  /// socket would then wait for bytes that already came.
-  bool has_buffered_input() const { return channel_.has_input(); }
-
-  /// Frees the input buffer when it holds nothing (see async_wait_readable).
-  void release_input() { channel_.release_input(); }
-
-  /// Waits, under the deadline, until the socket has bytes or its end, holding no buffer
-  /// meanwhile: void(error_code). Only when has_buffered_input() is false.
-  template <class Handler>
-  void async_wait_readable(Handler&& handler) {
-    start_plain([handler = std::forward<Handler>(handler)](
-                    error_code error, std::size_t /*bytes*/) mutable { std::move(handler)(error); },
-                [&](auto done) {
-                  socket_.async_wait(boost::asio::ip::tcp::socket::wait_read,
-                                     [done = std::move(done)](error_code error) mutable { std::move(done)(error, 0); });
-                });
-  }
-
   /// The socket's own bytes, under the same deadline: the lingering close after a refusal, the
   /// plain-HTTP answer to a client that did not speak TLS. void(error_code, std::size_t).
   template <class Handler>
